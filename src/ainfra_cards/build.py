@@ -1,0 +1,210 @@
+"""The build: bank -> GUIDs -> rendered cards -> deck and lock. Gather everything, then write.
+
+Nothing is written until the whole bank has parsed and every GUID is assigned; each output is
+written to a temporary file beside it and renamed into place, the lock last, so a build that
+fails or is killed leaves the previous deck and lock as they were.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import __version__
+from . import notetype as nt
+from .bank import Progress, load_bank, questions_of, select_modules
+from .errors import CardsError, Problem
+from .ids import Assignment, Lock, LockEntry, assign, digest, dump_lock, load_lock, next_lock
+from .model import Bank, Card, MemoryPoint, Module, Question
+from .package import apkg_summary, write_apkg
+from .render import to_html
+
+DECK_FILE = "ainfra-cards.apkg"
+LOCK_FILE = "ainfra-cards.lock.yaml"
+
+
+@dataclass
+class ModuleChanges:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    retired: int = 0
+
+
+@dataclass
+class BuildPlan:
+    """Everything a build would write, computed without writing anything."""
+
+    bank: Bank
+    cards: list[Card]  # the cards of the selected modules, in bank order
+    lock: Lock
+    lock_text: str
+    changes: dict[str, ModuleChanges]
+    retired: list[LockEntry]
+    warnings: list[Problem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where a build reads and writes."""
+
+    questions: Path
+    output: Path
+    lock: Path
+
+    @classmethod
+    def default(cls, questions: Path, output: Path | None = None, lock: Path | None = None,
+                modules: tuple[str, ...] = ()) -> Paths:
+        """The deck and its lock go to decks/ beside the bank folder, so each bank has its own."""
+        decks = questions.resolve().parent / "decks"
+        if output is None:
+            suffix = "".join(f"-{m.split('-')[0]}" for m in modules)
+            output = decks / (DECK_FILE if not modules else f"ainfra-cards{suffix}.apkg")
+        return cls(questions, output, lock if lock is not None else decks / LOCK_FILE)
+
+
+def render_card(q: Question, p: MemoryPoint, guid: str) -> tuple[dict[str, str], list[str]]:
+    """The note's fields and tags for one memory point."""
+    fields = {
+        "Front": to_html(p.cue, inline=True),
+        "Back": to_html(p.answer, inline=True),
+        "Number": str(q.number),
+        "Title": to_html(q.title, inline=True),
+        "Module": q.module.label,
+        "Source": str(q.path),
+        "Context": to_html(q.talking_points) if q.talking_points else "",
+        "Prompt": to_html(q.prompt),
+        "Extra": "",
+    }
+    tags = [f"{nt.TAG_ROOT}::{q.module.slug}", f"{nt.TAG_ROOT}::Q{q.number:03d}", *q.tags]
+    return fields, sorted(set(tags), key=tags.index)
+
+
+def plan_build(paths: Paths, modules: tuple[str, ...] = (), now: int = 0,
+               progress: Progress | None = None) -> BuildPlan:
+    """Parse the bank, match it against the lock and render every card; write nothing."""
+    bank, problems = load_bank(paths.questions, progress)
+    selected = select_modules(bank, modules)
+    lock = load_lock(paths.lock)
+    assignment = assign(bank.questions, lock)
+    rendered = []
+    for q in bank.questions:
+        for p in q.points:
+            guid = assignment.guids[(q.key, p.index)]
+            fields, tags = render_card(q, p, guid)
+            rendered.append((q, p, guid, fields, tags, digest(fields, tags, nt.deck_id(q.module.number))))
+    new_lock = next_lock(lock, assignment, [(q, p, d) for q, p, _, _, _, d in rendered], nt.notetype_digest(), now)
+    mods = {e.guid: e.mod for e in new_lock.entries}
+    cards = [
+        Card(guid, mods[guid], fields, tags, q.module, q.number)
+        for q, p, guid, fields, tags, _ in rendered
+        if not selected or q.module in selected
+    ]
+    changes = _changes(bank, rendered, lock, assignment)
+    return BuildPlan(bank, cards, new_lock, dump_lock(new_lock, f"ainfra-cards {__version__}"), changes,
+                     assignment.retired, problems.warnings)
+
+
+def _changes(bank: Bank, rendered: list, lock: Lock | None, assignment: Assignment) -> dict[str, ModuleChanges]:
+    old = lock.by_guid() if lock else {}
+    changes = {m.label: ModuleChanges() for m in bank.modules}
+    for q, _, guid, _, _, content in rendered:
+        c = changes.setdefault(q.module.label, ModuleChanges())
+        before = old.get(guid)
+        if before is None or guid in assignment.new:
+            c.added += 1
+        elif before.content != content or before.status != "active":
+            c.updated += 1
+        else:
+            c.unchanged += 1
+    numbers = {q.number: q.module.label for q in bank.questions}
+    for e in assignment.retired:
+        label = numbers.get(e.number) or "(removed questions)"
+        changes.setdefault(label, ModuleChanges()).retired += 1
+    return changes
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    """Call write(tmp) for a temporary file beside path, then rename it over path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text(path: Path, text: str) -> None:
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+@contextlib.contextmanager
+def build_lock(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for the read-lock/write-lock cycle; fail clearly if it is taken."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks; builds there must not overlap
+        yield
+        return
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    marker = lock_path.with_name(f".{lock_path.name}.building")
+    with open(marker, "a+") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as e:
+            raise CardsError(Problem(str(lock_path), 1, "another ainfra-cards build is writing this lock; "
+                                     "wait for it to finish and run again")) from e
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def write_build(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None = None) -> None:
+    """Write the deck, any extra text outputs, then the lock (last: it vouches for the deck)."""
+    atomic_write(paths.output, lambda tmp: write_apkg(plan.cards, plan.lock.notetype_mod, tmp))
+    for path, text in (extra or {}).items():
+        write_text(path, text)
+    write_text(paths.lock, plan.lock_text)
+
+
+def stale_outputs(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None = None) -> list[str]:
+    """Which committed outputs differ from what this build would write (for build --check)."""
+    stale = []
+    if not paths.lock.is_file() or paths.lock.read_text(encoding="utf-8") != plan.lock_text:
+        stale.append(str(paths.lock))
+    if not paths.output.is_file():
+        stale.append(str(paths.output))
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh = Path(tmp) / "fresh.apkg"
+            write_apkg(plan.cards, plan.lock.notetype_mod, fresh)
+            try:
+                if apkg_summary(fresh) != apkg_summary(paths.output):
+                    stale.append(str(paths.output))
+            except Exception:  # noqa: BLE001 - an unreadable committed deck is as stale as it gets
+                stale.append(str(paths.output))
+    for path, text in (extra or {}).items():
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            stale.append(str(path))
+    return stale
+
+
+def selected_modules(plan: BuildPlan, modules: tuple[str, ...]) -> list[Module]:
+    return select_modules(plan.bank, modules)
+
+
+__all__ = ["BuildPlan", "Paths", "plan_build", "write_build", "stale_outputs", "questions_of"]

@@ -1,0 +1,156 @@
+"""The ainfra-cards command: thin click wrappers around the core."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TypeVar
+
+import click
+
+from . import __version__
+from .bank import load_bank
+from .build import BuildPlan, Paths, build_lock, plan_build, stale_outputs, write_build
+from .errors import CardsError, Problem
+
+T = TypeVar("T")
+
+QUESTIONS_OPTION = click.option(
+    "--questions", "questions", type=click.Path(path_type=Path, file_okay=False), default=Path("questions"),
+    show_default=True, help="The bank folder (module folders NN-名称/ with NNN-slug.md files).",
+)
+
+
+def _now() -> int:
+    """Build time for notes whose content changed: SOURCE_DATE_EPOCH if set, else the clock."""
+    value = os.environ.get("SOURCE_DATE_EPOCH")
+    if value:
+        try:
+            return int(value)
+        except ValueError as e:
+            raise CardsError(f"SOURCE_DATE_EPOCH={value!r} is not a whole number of seconds") from e
+    return int(time.time())
+
+
+def _progress(items: Iterable[T], total: int) -> Iterable[T]:
+    """A progress bar on a terminal; silent in pipes and CI."""
+    if not sys.stderr.isatty() or total < 20:
+        yield from items
+        return
+    with click.progressbar(items, length=total, label="Parsing questions", file=sys.stderr) as bar:
+        yield from bar
+
+
+def _fail(e: CardsError) -> None:
+    for p in e.problems:
+        click.echo(str(p), err=True)
+    errors = sum(p.severity == "error" for p in e.problems)
+    click.echo(f"ainfra-cards: {errors} error(s); nothing was written.", err=True)
+    sys.exit(1)
+
+
+def _warn(problems: list[Problem]) -> None:
+    for p in problems:
+        click.echo(str(p), err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ainfra-cards")
+def main() -> None:
+    """Build Anki decks (and study.html) from the AI-infra interview question bank.
+
+    Every 记忆要点 item of every question becomes one note. Note GUIDs are kept in a lock file so
+    that a rebuilt deck, re-imported into Anki, updates notes in place and keeps all reviews.
+    """
+
+
+@main.command()
+@QUESTIONS_OPTION
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
+              help="The .apkg to write.  [default: decks/ainfra-cards.apkg beside the bank]")
+@click.option("--lock", "lock", type=click.Path(path_type=Path, dir_okay=False),
+              help="The lock file.  [default: decks/ainfra-cards.lock.yaml beside the bank]")
+@click.option("--module", "-m", "modules", multiple=True, metavar="M",
+              help="Only this module in the deck ('05' or '05-数据并行'); repeatable. The lock still covers the whole bank.")
+@click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the deck or lock on disk is stale.")
+def build(questions: Path, output: Path | None, lock: Path | None, modules: tuple[str, ...],
+          dry_run: bool, check: bool) -> None:
+    """Build the Anki deck and update the lock; print what changed per module."""
+    paths = Paths.default(questions, output, lock, modules)
+    try:
+        with build_lock(paths.lock):
+            plan = plan_build(paths, modules, _now(), _progress)
+            _warn(plan.warnings)
+            if check:
+                _check(plan, paths)
+                return
+            _report(plan, paths, written=not dry_run)
+            if not dry_run:
+                write_build(plan, paths)
+    except CardsError as e:
+        _fail(e)
+
+
+def _check(plan: BuildPlan, paths: Paths) -> None:
+    stale = stale_outputs(plan, paths)
+    if stale:
+        for s in stale:
+            click.echo(f"{s}: stale; run `ainfra-cards build` and commit the result", err=True)
+        sys.exit(1)
+    click.echo(f"up to date: {paths.output} and {paths.lock} ({len(plan.cards)} cards)")
+
+
+def _report(plan: BuildPlan, paths: Paths, written: bool) -> None:
+    width = max([len(label) for label in plan.changes] + [6])
+    click.echo(f"{'module'.ljust(width)}  added  updated  unchanged  retired")
+    totals = [0, 0, 0, 0]
+    for label, c in sorted(plan.changes.items()):
+        row = [c.added, c.updated, c.unchanged, c.retired]
+        totals = [a + b for a, b in zip(totals, row)]
+        if any(row):
+            click.echo(f"{label.ljust(width)}  {c.added:>5}  {c.updated:>7}  {c.unchanged:>9}  {c.retired:>7}")
+    click.echo(f"{'total'.ljust(width)}  {totals[0]:>5}  {totals[1]:>7}  {totals[2]:>9}  {totals[3]:>7}")
+    for e in plan.retired:
+        click.echo(f"retired: Q{e.number:03d} item {e.index} ({e.guid}): {e.cue} — delete it in Anki "
+                   f"(search: \"guid:{e.guid}\" or tag:{'AI-Infra'}::Q{e.number:03d})")
+    verb = "wrote" if written else "would write (dry run)"
+    click.echo(f"{verb}: {paths.output} ({len(plan.cards)} cards), {paths.lock}")
+
+
+@main.command()
+@QUESTIONS_OPTION
+def check(questions: Path) -> None:
+    """Check the bank: print every problem as path:line: message; exit 1 if there is an error."""
+    try:
+        _, problems = load_bank(questions, _progress, strict=False)
+    except CardsError as e:
+        _fail(e)
+        return
+    for p in sorted(problems.problems):
+        click.echo(str(p))
+    errors, warnings = len(problems.errors), len(problems.warnings)
+    click.echo(f"{errors} error(s), {warnings} warning(s)")
+    sys.exit(1 if errors else 0)
+
+
+@main.command()
+@QUESTIONS_OPTION
+def stats(questions: Path) -> None:
+    """Print questions and cards per module."""
+    try:
+        bank, problems = load_bank(questions, _progress)
+    except CardsError as e:
+        _fail(e)
+        return
+    _warn(problems.warnings)
+    width = max([len(m.label) for m in bank.modules] + [6])
+    click.echo(f"{'module'.ljust(width)}  questions  cards")
+    for m in bank.modules:
+        qs = bank.module_questions(m)
+        click.echo(f"{m.label.ljust(width)}  {len(qs):>9}  {sum(len(q.points) for q in qs):>5}")
+    total = sum(len(q.points) for q in bank.questions)
+    click.echo(f"{'total'.ljust(width)}  {len(bank.questions):>9}  {total:>5}")

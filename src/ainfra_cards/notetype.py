@@ -1,0 +1,51 @@
+"""The notetype and decks every deck of this tool uses. Their identity is frozen.
+
+Anki matches an imported notetype by ID and refuses to update notes whose notetype's fields or
+templates no longer match the learner's copy (they become "conflicting" and silently stop
+updating). So FIELDS is fixed from the first release: never rename, reorder or remove a field;
+only the templates' HTML and the CSS may change, and a change moves the notetype's modification
+time (see ids.next_lock) so that the importer takes it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.resources import files
+
+from .ids import digest
+
+# Frozen: Anki keys the notetype by this ID. A new ID would import as a second notetype and
+# every re-imported note would be duplicated instead of updated.
+NOTETYPE_ID = 1764520531007
+NOTETYPE_NAME = "AI Infra 面经 (ainfra-cards)"
+# Frozen: the root deck and module subdecks. Module N's subdeck is ROOT_DECK_ID + N.
+ROOT_DECK_ID = 1764520531100
+ROOT_DECK_NAME = "AI Infra 面经"
+TAG_ROOT = "AI-Infra"
+
+# Frozen, in this order (see the module docstring). Extra is reserved for future use, so a new
+# kind of content never needs a new field.
+FIELDS = ["Front", "Back", "Number", "Title", "Module", "Source", "Context", "Prompt", "Extra"]
+TEMPLATE_NAME = "记忆要点"
+
+
+def deck_id(module_number: int) -> int:
+    return ROOT_DECK_ID + module_number
+
+
+@cache
+def _static(name: str) -> str:
+    return files("ainfra_cards").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def css() -> str:
+    return "\n".join(_static(n) for n in ("card.css", "pygments-light.css", "pygments-dark.css"))
+
+
+def templates() -> list[dict[str, str]]:
+    return [{"name": TEMPLATE_NAME, "qfmt": _static("front.html"), "afmt": _static("back.html")}]
+
+
+def notetype_digest() -> str:
+    """Changes exactly when the notetype's fields, templates or CSS change."""
+    return digest(FIELDS, templates(), css())

@@ -1,0 +1,170 @@
+"""Find and read the files of a bank: module folders, question files, pages, front matter."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from .errors import Collector
+
+MODULE_DIR_RE = re.compile(r"^(\d{1,3})-(.+)$")
+QUESTION_FILE_RE = re.compile(r"^(\d{1,4})(?:-(.+))?\.md$")
+FRONT_MATTER_KEYS = {"tags", "module", "id"}
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a question is a few KB; anything this large is a mistake
+
+
+@dataclass
+class SourceFile:
+    """One Markdown file, decoded, with its front matter split off."""
+
+    path: PurePosixPath  # relative to the bank root
+    abspath: Path
+    text: str  # body after the front matter, LF line ends
+    body_line: int  # file line number of the body's first line
+    front: dict[str, Any] = field(default_factory=dict)
+    number: int | None = None  # for question files
+    module_dir: str | None = None  # for files inside a module folder
+
+
+@dataclass
+class Listing:
+    """The files of a bank, classified."""
+
+    questions: list[SourceFile]
+    pages: list[SourceFile]
+    module_dirs: list[str]
+
+
+def read_text(abspath: Path, rel: str, problems: Collector) -> str | None:
+    """Read a file as UTF-8 (BOM allowed), normalise line ends; report what stops that."""
+    try:
+        size = abspath.stat().st_size
+        if size > MAX_FILE_BYTES:
+            problems.error(
+                rel, 1, f"file is {size / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES // 2**20} MiB "
+                "per file: split it or remove what is not a question"
+            )
+            return None
+        raw = abspath.read_bytes()
+    except OSError as e:
+        problems.error(rel, 1, f"cannot read file: {e.strerror or e}; check its permissions")
+        return None
+    if b"\x00" in raw:
+        problems.error(rel, 1, "binary file (contains NUL bytes); only UTF-8 Markdown belongs here")
+        return None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        problems.error(
+            rel, line, f"not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start}); "
+            "re-save the file as UTF-8, e.g. `iconv -f GBK -t UTF-8`"
+        )
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def split_front_matter(text: str, rel: str, problems: Collector) -> tuple[dict[str, Any], str, int]:
+    """Split an optional ``---`` YAML block off the top; return (front, body, body_line)."""
+    if not text.startswith("---\n"):
+        return {}, text, 1
+    end = re.search(r"^---[ \t]*$", text[4:], re.M)
+    if end is None:
+        problems.error(rel, 1, "front matter starts with '---' but has no closing '---' line")
+        return {}, text, 1
+    block = text[4 : 4 + end.start()]
+    body = text[4 + end.end() :].removeprefix("\n")
+    body_line = 2 + block.count("\n") + 1
+    try:
+        front = yaml.safe_load(block) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = 2 + mark.line if mark is not None else 1
+        reason = getattr(e, "problem", None) or str(e).splitlines()[0]
+        problems.error(rel, line, f"front matter is not valid YAML: {reason}")
+        return {}, body, body_line
+    if not isinstance(front, dict):
+        problems.error(rel, 2, "front matter must be a YAML mapping such as 'tags: [a, b]'")
+        return {}, body, body_line
+    for key in sorted(set(map(str, front)) - FRONT_MATTER_KEYS):
+        problems.warn(rel, 2, f"unknown front matter key '{key}' is ignored (known: id, module, tags)")
+    return front, body, body_line
+
+
+def _walk_markdown(root: Path, problems: Collector) -> list[Path]:
+    """Every .md file under root, sorted, without following directory links out or in loops."""
+    found: list[Path] = []
+    real_root = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        for d in list(dirnames):
+            if (here / d).is_symlink():
+                rel = (here / d).relative_to(root).as_posix()
+                problems.warn(rel, 1, "symbolic link to a folder is not followed")
+                dirnames.remove(d)
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = here / name
+            if not name.endswith(".md"):
+                continue
+            if p.is_symlink():
+                rel = p.relative_to(root).as_posix()
+                try:
+                    target = p.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    problems.error(rel, 1, "broken or looping symbolic link; remove it or point it at a file")
+                    continue
+                if not target.is_relative_to(real_root):
+                    problems.error(rel, 1, "symbolic link points outside the bank folder; copy the file in instead")
+                    continue
+            found.append(p)
+    return found
+
+
+def list_bank(root: Path, problems: Collector) -> Listing:
+    """Classify the bank's Markdown files and read them."""
+    if not root.is_dir():
+        problems.error(str(root), 0, "no such bank folder; pass --questions DIR")
+        return Listing([], [], [])
+    questions: list[SourceFile] = []
+    pages: list[SourceFile] = []
+    module_dirs = sorted(d.name for d in root.iterdir() if d.is_dir() and MODULE_DIR_RE.match(d.name))
+    for p in _walk_markdown(root, problems):
+        rel = PurePosixPath(p.relative_to(root).as_posix())
+        kind = _classify(rel, problems)
+        if kind is None:
+            continue
+        text = read_text(p, str(rel), problems)
+        if text is None:
+            continue
+        front, body, body_line = split_front_matter(text, str(rel), problems)
+        src = SourceFile(rel, p, body, body_line, front)
+        if kind == "question":
+            m = QUESTION_FILE_RE.match(rel.name)
+            assert m is not None
+            src.number = int(m.group(1))
+            src.module_dir = rel.parts[0]
+            questions.append(src)
+        else:
+            pages.append(src)
+    return Listing(questions, pages, module_dirs)
+
+
+def _classify(rel: PurePosixPath, problems: Collector) -> str | None:
+    """'question', 'page', or None (reported or ignored)."""
+    if rel.name == "README.md" or len(rel.parts) == 1:
+        return "page"  # front page, module pages, the guided tour and other root pages
+    if len(rel.parts) != 2 or not MODULE_DIR_RE.match(rel.parts[0]):
+        problems.warn(str(rel), 1, "not inside a module folder 'NN-名称/'; ignored")
+        return None
+    if not QUESTION_FILE_RE.match(rel.name):
+        problems.error(
+            str(rel), 1, "question file name has no number; rename it 'NNN-slug.md' or 'NNN.md'"
+        )
+        return None
+    return "question"

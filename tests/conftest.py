@@ -1,0 +1,112 @@
+"""Shared helpers: tiny banks written into tmp_path, builds, and a real Anki collection."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
+from anki.scheduler.v3 import CardAnswer
+
+from ainfra_cards.build import Paths, plan_build, write_build
+
+NAV = "[返回模块](./README.md) | [返回总览](../README.md)"
+
+
+def question_md(number: int, title: str, points: list[str], talking: str = "- 先讲机制\n- 再讲取舍") -> str:
+    """A question file in the bank's format, with the given 记忆要点 lines."""
+    items = "\n".join(points)
+    return textwrap.dedent(
+        f"""\
+        # 第 {number} 题：{title}
+
+        ## 题目
+
+        {title}？
+
+        ---
+
+        ## 完整讲解
+
+        讲解正文。
+
+        ---
+
+        ## 面试要点
+
+        """
+    ) + talking + "\n\n---\n\n## 记忆要点\n\n" + items + f"\n\n{NAV}\n"
+
+
+def write_bank(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
+
+
+@dataclass
+class Builder:
+    """Builds a bank under tmp_path at a controlled clock."""
+
+    root: Path
+    now: int = 1_800_000_000
+
+    @property
+    def paths(self) -> Paths:
+        return Paths.default(self.root / "questions")
+
+    def build(self, advance: int = 100):
+        self.now += advance
+        plan = plan_build(self.paths, (), self.now)
+        write_build(plan, self.paths)
+        return plan
+
+
+@pytest.fixture
+def builder(tmp_path: Path) -> Builder:
+    return Builder(tmp_path)
+
+
+class Learner:
+    """A learner's Anki collection, driven through Anki's own importer and scheduler."""
+
+    def __init__(self, path: Path):
+        self.col = Collection(str(path))
+
+    def import_deck(self, apkg: Path):
+        request = ImportAnkiPackageRequest(package_path=str(apkg), options=ImportAnkiPackageOptions())
+        return self.col.import_anki_package(request).log
+
+    def notes(self) -> dict[str, object]:
+        """guid -> note."""
+        return {n.guid: n for n in (self.col.get_note(i) for i in self.col.find_notes(""))}
+
+    def card_of(self, guid: str):
+        (nid,) = self.col.db.list("select id from notes where guid = ?", guid)
+        (cid,) = self.col.db.list("select id from cards where nid = ?", nid)
+        return self.col.get_card(cid)
+
+    def study_all(self, rating=CardAnswer.GOOD) -> None:
+        for cid in self.col.find_cards(""):
+            card = self.col.get_card(cid)
+            card.start_timer()
+            states = self.col._backend.get_scheduling_states(cid)
+            answer = self.col.sched.build_answer(card=card, states=states, rating=rating)
+            self.col.sched.answer_card(answer)
+
+    def reviews(self, cid: int) -> int:
+        return self.col.db.scalar("select count() from revlog where cid = ?", cid)
+
+    def close(self) -> None:
+        self.col.close()
+
+
+@pytest.fixture
+def learner(tmp_path: Path):
+    lr = Learner(tmp_path / "learner" / "collection.anki2") if (tmp_path / "learner").mkdir() is None else None
+    yield lr
+    lr.close()
