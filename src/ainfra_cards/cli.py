@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
@@ -15,6 +16,7 @@ from . import __version__
 from .bank import load_bank
 from .build import BuildPlan, Paths, build_lock, plan_build, stale_outputs, write_build
 from .errors import CardsError, Problem
+from .notetype import TAG_ROOT
 
 T = TypeVar("T")
 
@@ -104,19 +106,28 @@ def _check(plan: BuildPlan, paths: Paths) -> None:
     click.echo(f"up to date: {paths.output} and {paths.lock} ({len(plan.cards)} cards)")
 
 
+def _width(text: str) -> int:
+    """Terminal columns: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _ljust(text: str, width: int) -> str:
+    return text + " " * max(0, width - _width(text))
+
+
 def _report(plan: BuildPlan, paths: Paths, written: bool) -> None:
-    width = max([len(label) for label in plan.changes] + [6])
-    click.echo(f"{'module'.ljust(width)}  added  updated  unchanged  retired")
+    width = max([_width(label) for label in plan.changes] + [6])
+    click.echo(f"{_ljust('module', width)}  added  updated  unchanged  retired")
     totals = [0, 0, 0, 0]
     for label, c in sorted(plan.changes.items()):
         row = [c.added, c.updated, c.unchanged, c.retired]
         totals = [a + b for a, b in zip(totals, row)]
         if any(row):
-            click.echo(f"{label.ljust(width)}  {c.added:>5}  {c.updated:>7}  {c.unchanged:>9}  {c.retired:>7}")
-    click.echo(f"{'total'.ljust(width)}  {totals[0]:>5}  {totals[1]:>7}  {totals[2]:>9}  {totals[3]:>7}")
+            click.echo(f"{_ljust(label, width)}  {c.added:>5}  {c.updated:>7}  {c.unchanged:>9}  {c.retired:>7}")
+    click.echo(f"{_ljust('total', width)}  {totals[0]:>5}  {totals[1]:>7}  {totals[2]:>9}  {totals[3]:>7}")
     for e in plan.retired:
-        click.echo(f"retired: Q{e.number:03d} item {e.index} ({e.guid}): {e.cue} — delete it in Anki "
-                   f"(search: \"guid:{e.guid}\" or tag:{'AI-Infra'}::Q{e.number:03d})")
+        click.echo(f"retired: question {e.number} item {e.index} \"{e.cue}\" ({e.guid}): no longer in the bank; "
+                   f"Anki keeps it until you delete it (browse tag:{TAG_ROOT}::Q{e.number:03d})")
     verb = "wrote" if written else "would write (dry run)"
     click.echo(f"{verb}: {paths.output} ({len(plan.cards)} cards), {paths.lock}")
 
@@ -147,10 +158,10 @@ def stats(questions: Path) -> None:
         _fail(e)
         return
     _warn(problems.warnings)
-    width = max([len(m.label) for m in bank.modules] + [6])
-    click.echo(f"{'module'.ljust(width)}  questions  cards")
+    width = max([_width(m.label) for m in bank.modules] + [6])
+    click.echo(f"{_ljust('module', width)}  questions  cards")
     for m in bank.modules:
         qs = bank.module_questions(m)
-        click.echo(f"{m.label.ljust(width)}  {len(qs):>9}  {sum(len(q.points) for q in qs):>5}")
+        click.echo(f"{_ljust(m.label, width)}  {len(qs):>9}  {sum(len(q.points) for q in qs):>5}")
     total = sum(len(q.points) for q in bank.questions)
-    click.echo(f"{'total'.ljust(width)}  {len(bank.questions):>9}  {total:>5}")
+    click.echo(f"{_ljust('total', width)}  {len(bank.questions):>9}  {total:>5}")

@@ -74,7 +74,7 @@ def parse_question(src: SourceFile, problems: Collector) -> Question | None:
             setattr(question, attr, _strip_rules("\n".join(body_lines)))
     if not any(_section_attr(n) == "points" for n in sections):
         problems.error(rel, 1, "no '## 记忆要点' section; add one with the memory points as a numbered list")
-    elif not question.points:
+    elif not question.points and len(problems.errors) == before:
         problems.error(rel, question.points_line, "记忆要点 is empty; add at least one item 'N. **提示**：答案'")
     if not question.prompt:
         question.prompt = question.title
@@ -188,9 +188,12 @@ def _collect_items(
     """Group lines into (line, head text, indented sub-lines); report stray paragraphs."""
     items: list[tuple[int, str, list[str]]] = []
     blank_before = True
+    base: int | None = None  # indentation of top-level items (set by the first one)
     for i, line in enumerate(lines):
         m = ITEM_RE.match(line)
-        if m and not line.startswith(("    ", "\t")):
+        indent = len(line) - len(line.lstrip(" "))
+        if m and (base is None or indent <= base):
+            base = indent if base is None else base
             items.append((first_line + i, m.group(1).strip(), []))
         elif not line.strip():
             if items:

@@ -1,0 +1,102 @@
+"""The command line, through click's CliRunner, on banks written into tmp_path."""
+
+from __future__ import annotations
+
+import zipfile
+
+from click.testing import CliRunner
+from conftest import question_md, write_bank
+
+from ainfra_cards import __version__
+from ainfra_cards.cli import main
+
+
+def small_bank(tmp_path):
+    return write_bank(tmp_path / "questions", {
+        "01-基础/001-a.md": question_md(1, "甲题", ["1. **一**：壹", "2. **二**：贰"]),
+        "02-进阶/011-b.md": question_md(11, "乙题", ["1. **三**：叁"]),
+    })
+
+
+def run(*args, env=None):
+    result = CliRunner().invoke(main, list(args), env={"SOURCE_DATE_EPOCH": "1800000000", **(env or {})})
+    return result
+
+
+def test_help_and_version():
+    assert "build" in run("--help").output and "stats" in run("--help").output
+    assert "--dry-run" in run("build", "--help").output
+    assert __version__ in run("--version").output
+
+
+def test_build_writes_deck_and_lock_and_reports_per_module(tmp_path):
+    bank = small_bank(tmp_path)
+    result = run("build", "--questions", str(bank))
+    assert result.exit_code == 0, result.output
+    assert "01 基础" in result.output and "total" in result.output
+    deck, lock = tmp_path / "decks" / "ainfra-cards.apkg", tmp_path / "decks" / "ainfra-cards.lock.yaml"
+    assert zipfile.ZipFile(deck).namelist()[0] == "collection.anki2" and lock.is_file()
+    assert run("build", "--questions", str(bank), "--check").exit_code == 0
+    # editing the bank makes the committed deck stale
+    (bank / "01-基础/001-a.md").write_text(question_md(1, "甲题", ["1. **一**：壹！", "2. **二**：贰"]), "utf-8")
+    stale = run("build", "--questions", str(bank), "--check")
+    assert stale.exit_code == 1 and "stale" in stale.output
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    bank = small_bank(tmp_path)
+    result = run("build", "--questions", str(bank), "--dry-run")
+    assert result.exit_code == 0 and "would write" in result.output
+    assert not (tmp_path / "decks" / "ainfra-cards.apkg").exists()
+    assert not (tmp_path / "decks" / "ainfra-cards.lock.yaml").exists()
+
+
+def test_module_filter_restricts_the_deck_but_not_the_lock(tmp_path):
+    bank = small_bank(tmp_path)
+    result = run("build", "--questions", str(bank), "--module", "02")
+    assert result.exit_code == 0, result.output
+    deck = tmp_path / "decks" / "ainfra-cards-02.apkg"
+    assert deck.is_file()
+    lock = (tmp_path / "decks" / "ainfra-cards.lock.yaml").read_text("utf-8")
+    assert lock.count("guid:") == 3
+    bad = run("build", "--questions", str(bank), "--module", "07")
+    assert bad.exit_code == 1 and "--module 07: no such module" in bad.output
+
+
+def test_bad_input_names_file_and_line_and_writes_nothing(tmp_path):
+    bank = small_bank(tmp_path)
+    assert run("build", "--questions", str(bank)).exit_code == 0
+    deck = tmp_path / "decks" / "ainfra-cards.apkg"
+    before = deck.read_bytes(), (tmp_path / "decks" / "ainfra-cards.lock.yaml").read_bytes()
+    (bank / "01-基础/002-c.md").write_text(question_md(2, "丙题", ["1. **四**："]), "utf-8")
+    (bank / "02-进阶/011-dup.md").write_text(question_md(11, "重复", ["1. **五**：伍"]), "utf-8")
+    (bank / "02-进阶/012-gbk.md").write_bytes(question_md(12, "编码", ["1. **六**：陆"]).encode("gbk"))
+    result = run("build", "--questions", str(bank))
+    assert result.exit_code == 1
+    out = result.output
+    assert "01-基础/002-c.md:24: 记忆要点 item 1 has a cue but no answer" in out
+    assert "02-进阶/011-dup.md:1: question 11 is also 02-进阶/011-b.md" in out
+    assert "02-进阶/012-gbk.md:1: not UTF-8" in out and "iconv" in out
+    assert "nothing was written" in out
+    assert (deck.read_bytes(), (tmp_path / "decks" / "ainfra-cards.lock.yaml").read_bytes()) == before
+    check = run("check", "--questions", str(bank))
+    assert check.exit_code == 1 and check.output.count(": ") >= 3 and "3 error(s)" in check.output
+
+
+def test_stats_counts_questions_and_cards(tmp_path):
+    bank = small_bank(tmp_path)
+    result = run("stats", "--questions", str(bank))
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[-1].split() == ["total", "2", "3"]
+
+
+def test_corrupt_or_newer_lock_is_refused_and_kept(tmp_path):
+    bank = small_bank(tmp_path)
+    lock = tmp_path / "decks" / "ainfra-cards.lock.yaml"
+    lock.parent.mkdir()
+    for text in ("format: 1\nnotes: [\n<<<<<<< HEAD\n", "format: 99\nnotes: []\n", "format: 1\nnotes:\n- guid: x\n"):
+        lock.write_text(text, "utf-8")
+        result = run("build", "--questions", str(bank))
+        assert result.exit_code == 1 and "ainfra-cards.lock.yaml:" in result.output
+        assert lock.read_text("utf-8") == text
