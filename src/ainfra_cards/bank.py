@@ -22,7 +22,7 @@ def load_bank(root: Path, progress: Progress | None = None, strict: bool = True)
     files: Iterable[SourceFile] = listing.questions
     if progress is not None:
         files = progress(listing.questions, len(listing.questions))
-    questions = [q for src in files if (q := parse_question(src, problems)) is not None]
+    questions = [q for src in files if (q := parse_question(src, problems, root)) is not None]
     questions.sort(key=lambda q: (q.number, str(q.path)))
     pages = [_page(src) for src in listing.pages]
     front = next((p for p in pages if str(p.path) == "README.md"), None)

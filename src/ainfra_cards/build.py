@@ -8,6 +8,7 @@ fails or is killed leaves the previous deck and lock as they were.
 from __future__ import annotations
 
 import contextlib
+import html
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ from .errors import CardsError, Problem
 from .ids import Assignment, Lock, LockEntry, assign, digest, dump_lock, load_lock, next_lock
 from .model import Bank, Card, MemoryPoint, Module, Question
 from .package import apkg_summary, write_apkg
+from .media import anki_name
 from .render import to_html
 
 DECK_FILE = "ainfra-cards.apkg"
@@ -46,6 +48,7 @@ class BuildPlan:
     changes: dict[str, ModuleChanges]
     retired: list[LockEntry]
     warnings: list[Problem] = field(default_factory=list)
+    media: dict[str, Path] = field(default_factory=dict)  # Anki media name -> file, for the cards
 
 
 @dataclass(frozen=True)
@@ -67,21 +70,32 @@ class Paths:
         return cls(questions, output, lock if lock is not None else decks / LOCK_FILE)
 
 
-def render_card(q: Question, p: MemoryPoint, guid: str) -> tuple[dict[str, str], list[str]]:
-    """The note's fields and tags for one memory point."""
-    fields = {
-        "Front": to_html(p.cue, inline=True),
-        "Back": to_html(p.answer, inline=True),
+def question_fields(q: Question) -> dict[str, str]:
+    """The fields every note of a question shares (rendered once per question)."""
+    return {
         "Number": str(q.number),
         "Title": to_html(q.title, inline=True),
         "Module": q.module.label,
-        "Source": str(q.path),
-        "Context": to_html(q.talking_points) if q.talking_points else "",
-        "Prompt": to_html(q.prompt),
+        "Source": html.escape(str(q.path)),
+        "Context": to_html(q.talking_points, images=_images(q)) if q.talking_points else "",
+        "Prompt": to_html(q.prompt, images=_images(q)),
         "Extra": "",
+    }
+
+
+def render_card(q: Question, p: MemoryPoint, shared: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The note's fields and tags for one memory point."""
+    fields = {
+        "Front": to_html(p.cue, inline=True, images=_images(q)),
+        "Back": to_html(p.answer, inline=True, images=_images(q)),
+        **shared,
     }
     tags = [f"{nt.TAG_ROOT}::{q.module.slug}", f"{nt.TAG_ROOT}::Q{q.number:03d}", *q.tags]
     return fields, sorted(set(tags), key=tags.index)
+
+
+def _images(q: Question) -> Callable[[str], str | None]:
+    return lambda ref: anki_name(q.media[ref]) if ref in q.media else None
 
 
 def plan_build(paths: Paths, modules: tuple[str, ...] = (), now: int = 0,
@@ -93,9 +107,10 @@ def plan_build(paths: Paths, modules: tuple[str, ...] = (), now: int = 0,
     assignment = assign(bank.questions, lock)
     rendered = []
     for q in bank.questions:
+        shared = question_fields(q)
         for p in q.points:
             guid = assignment.guids[(q.key, p.index)]
-            fields, tags = render_card(q, p, guid)
+            fields, tags = render_card(q, p, shared)
             rendered.append((q, p, guid, fields, tags, digest(fields, tags, nt.deck_id(q.module.number))))
     new_lock = next_lock(lock, assignment, [(q, p, d) for q, p, _, _, _, d in rendered], nt.notetype_digest(), now)
     mods = {e.guid: e.mod for e in new_lock.entries}
@@ -105,8 +120,16 @@ def plan_build(paths: Paths, modules: tuple[str, ...] = (), now: int = 0,
         if not selected or q.module in selected
     ]
     changes = _changes(bank, rendered, lock, assignment)
+    media = {
+        anki_name(path): path
+        for q in bank.questions
+        if not selected or q.module in selected
+        for path in q.media.values()
+    }
+    used = "".join(v for c in cards for v in c.fields.values())
+    media = {name: path for name, path in media.items() if name in used}
     return BuildPlan(bank, cards, new_lock, dump_lock(new_lock, f"ainfra-cards {__version__}"), changes,
-                     assignment.retired, problems.warnings)
+                     assignment.retired, problems.warnings, media)
 
 
 def _changes(bank: Bank, rendered: list, lock: Lock | None, assignment: Assignment) -> dict[str, ModuleChanges]:
@@ -175,7 +198,7 @@ def build_lock(lock_path: Path) -> Iterator[None]:
 
 def write_build(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None = None) -> None:
     """Write the deck, any extra text outputs, then the lock (last: it vouches for the deck)."""
-    atomic_write(paths.output, lambda tmp: write_apkg(plan.cards, plan.lock.notetype_mod, tmp))
+    atomic_write(paths.output, lambda tmp: write_apkg(plan.cards, plan.lock.notetype_mod, tmp, plan.media))
     for path, text in (extra or {}).items():
         write_text(path, text)
     write_text(paths.lock, plan.lock_text)
@@ -191,7 +214,7 @@ def stale_outputs(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None =
     else:
         with tempfile.TemporaryDirectory() as tmp:
             fresh = Path(tmp) / "fresh.apkg"
-            write_apkg(plan.cards, plan.lock.notetype_mod, fresh)
+            write_apkg(plan.cards, plan.lock.notetype_mod, fresh, plan.media)
             try:
                 if apkg_summary(fresh) != apkg_summary(paths.output):
                     stale.append(str(paths.output))

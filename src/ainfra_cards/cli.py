@@ -165,3 +165,7 @@ def stats(questions: Path) -> None:
         click.echo(f"{_ljust(m.label, width)}  {len(qs):>9}  {sum(len(q.points) for q in qs):>5}")
     total = sum(len(q.points) for q in bank.questions)
     click.echo(f"{_ljust('total', width)}  {len(bank.questions):>9}  {total:>5}")
+
+
+if __name__ == "__main__":
+    main()

@@ -205,7 +205,17 @@ def assign(questions: list[Question], lock: Lock | None) -> Assignment:
         hit = next((e for e in entries if p.explicit_id and e.id == p.explicit_id and e.question == q.key), None)
         if hit and hit.guid not in claimed:
             claim(q, p, hit)
-    # 2. Within the same question (same key, or same number when an id was added), by text.
+    # 2. Identical text in the same question: the common case, found by lookup, not by pairs.
+    same_text: dict[tuple[str, str, str], LockEntry] = {}
+    for e in sorted(entries, key=lambda e: e.status != "active"):
+        if e.guid not in claimed:
+            same_text.setdefault((e.question, plain(e.cue), plain(e.answer)), e)
+    for q, p in pending:
+        e = same_text.get((q.key, plain(p.cue), plain(p.answer)))
+        free = e is not None and e.guid not in claimed and (q.key, p.index) not in guids
+        if free and not (p.explicit_id and e.id and p.explicit_id != e.id):  # type: ignore[union-attr]
+            claim(q, p, e)  # type: ignore[arg-type]
+    # 3. Within the same question (same key, or same number when an id was added), by similarity.
     _greedy(
         [(q, p) for q, p in pending if (q.key, p.index) not in guids],
         [e for e in entries if e.guid not in claimed],
@@ -213,7 +223,7 @@ def assign(questions: list[Question], lock: Lock | None) -> Assignment:
         False,
         claim,
     )
-    # 3. Across questions (a renumbered or moved file): only nearly identical items.
+    # 4. Across questions (a renumbered or moved file): only nearly identical items.
     _greedy(
         [(q, p) for q, p in pending if (q.key, p.index) not in guids],
         [e for e in entries if e.guid not in claimed],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,7 @@ class Question:
     explicit_id: str | None = None  # front matter ``id``
     body: str = ""  # the whole Markdown after front matter (for study.html)
     points_line: int = 0  # line of the ``## 记忆要点`` heading
+    media: dict[str, Path] = field(default_factory=dict)  # image reference as written -> file
 
     @property
     def key(self) -> str:

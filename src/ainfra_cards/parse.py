@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from .errors import Collector
+from .media import find_images
 from .model import MemoryPoint, Module, Question
 from .sources import MODULE_DIR_RE, SourceFile
 
@@ -46,9 +47,12 @@ def module_of(folder: str, front: dict) -> Module:
     return Module(0, name, name)
 
 
-def parse_question(src: SourceFile, problems: Collector) -> Question | None:
+def parse_question(src: SourceFile, problems: Collector, bank_root: Path | None = None) -> Question | None:
     """Parse one question file; report problems with their line; None if unusable."""
     rel = str(src.path)
+    if not src.text.strip():
+        problems.error(rel, 1, "file is empty; write the question or delete the file")
+        return None
     lines = src.text.split("\n")
     before = len(problems.errors)
     number = src.number if src.number is not None else 0
@@ -78,6 +82,8 @@ def parse_question(src: SourceFile, problems: Collector) -> Question | None:
         problems.error(rel, question.points_line, "记忆要点 is empty; add at least one item 'N. **提示**：答案'")
     if not question.prompt:
         question.prompt = question.title
+    if bank_root is not None:
+        question.media = find_images(src.text, src.abspath, bank_root, rel, src.body_line, problems)
     return question if len(problems.errors) == before else None
 
 
@@ -98,10 +104,7 @@ def _title(lines: list[str], src: SourceFile, number: int, problems: Collector) 
                 f"{number}; make them agree"
             )
         return numbered.group(2).strip()
-    if not "".join(lines).strip():
-        problems.error(rel, 1, "file is empty; write the question or delete the file")
-    else:
-        problems.error(rel, src.body_line, "first line must be the title '# 第 N 题：<标题>'")
+    problems.error(rel, src.body_line, "first line must be the title '# 第 N 题：<标题>'")
     return None
 
 

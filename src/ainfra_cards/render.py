@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
+from functools import cache
 
 import markdown
 import nh3
@@ -82,8 +83,9 @@ def mathml(display: bool, tex: str) -> str:
         return f'<code class="tex">{html.escape(tex)}</code>'
 
 
-def _markdown(text: str) -> str:
-    md = markdown.Markdown(
+@cache
+def _converter() -> markdown.Markdown:
+    return markdown.Markdown(
         extensions=[
             "fenced_code",
             "tables",
@@ -92,11 +94,25 @@ def _markdown(text: str) -> str:
         ],
         output_format="html",
     )
+
+
+def _markdown(text: str) -> str:
+    md = _converter()
+    md.reset()
     return md.convert(text)
 
 
-def to_html(text: str, math: Callable[[bool, str], str] = anki_math, inline: bool = False) -> str:
-    """Render Markdown to sanitised HTML; inline=True drops a lone wrapping <p>."""
+def to_html(
+    text: str,
+    math: Callable[[bool, str], str] = anki_math,
+    inline: bool = False,
+    images: Callable[[str], str | None] | None = None,
+) -> str:
+    """Render Markdown to sanitised HTML; inline=True drops a lone wrapping <p>.
+
+    images maps an image reference as written to the src to use (an Anki media name or a data:
+    URI); an image it does not know (or every image, without it) is replaced by its alt text.
+    """
     lifted, formulas = _lift_math(text)
     rendered = _markdown(lifted)
     if inline:
@@ -104,7 +120,23 @@ def to_html(text: str, math: Callable[[bool, str], str] = anki_math, inline: boo
         if m and "<p>" not in m.group(1):
             rendered = m.group(1)
     safe = sanitize(rendered)
+    if "<img" in safe:
+        safe = _rewrite_images(safe, images or (lambda src: None))
     return _PLACEHOLDER_RE.sub(lambda m: _math_html(formulas[int(m.group(1))], math), safe)
+
+
+def _rewrite_images(fragment: str, images: Callable[[str], str | None]) -> str:
+    """Point each <img> at its packaged file, after sanitising (so data: URIs survive)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(fragment, "html.parser")
+    for img in soup.find_all("img"):
+        src = images(html.unescape(str(img.get("src", ""))))
+        if src is None:
+            img.replace_with(str(img.get("alt", "")))
+        else:
+            img["src"] = src
+    return str(soup)
 
 
 def _math_html(formula: tuple[bool, str], math: Callable[[bool, str], str]) -> str:

@@ -1,0 +1,351 @@
+/* study.html behaviour (inlined by ainfra_cards.htmlpage): navigation, search, answers, cards,
+   theme. No network, no external code. Works when localStorage is unavailable (file:// in some
+   browsers, private modes): state then lasts only as long as the tab. */
+(function () {
+  "use strict";
+  var CONFIG = window.STUDY_CONFIG || { storage: "ainfra-study:", modules: [] };
+  var PREFIX = CONFIG.storage;
+  var doc = document;
+  var body = doc.body;
+  var root = doc.documentElement;
+
+  // ---- storage that never throws -------------------------------------------------------------
+  var memory = {};
+  var store = {
+    get: function (key) {
+      try {
+        var v = window.localStorage.getItem(PREFIX + key);
+        if (v !== null) return v;
+      } catch (e) { /* unavailable */ }
+      return Object.prototype.hasOwnProperty.call(memory, key) ? memory[key] : null;
+    },
+    set: function (key, value) {
+      memory[key] = value;
+      try { window.localStorage.setItem(PREFIX + key, value); } catch (e) { /* unavailable */ }
+    }
+  };
+
+  function $(id) { return doc.getElementById(id); }
+  function all(sel, el) { return Array.prototype.slice.call((el || doc).querySelectorAll(sel)); }
+
+  root.classList.add("js");
+  var docs = all("#docs > .doc");
+  var questions = docs.filter(function (a) { return a.getAttribute("data-kind") === "q"; });
+  var navLinks = all("#sidebar a[data-target]");
+  var navByTarget = {};
+  navLinks.forEach(function (a) { navByTarget[a.getAttribute("data-target")] = a; });
+  var current = null;
+
+  // ---- theme ----------------------------------------------------------------------------------
+  $("theme-toggle").addEventListener("click", function () {
+    var next = root.getAttribute("data-theme") === "dark" ? "light" : "dark";
+    root.setAttribute("data-theme", next);
+    store.set("theme", next);
+  });
+  if (window.matchMedia) {
+    var mq = window.matchMedia("(prefers-color-scheme: dark)");
+    var follow = function (e) {
+      var saved = store.get("theme");
+      if (saved !== "light" && saved !== "dark") root.setAttribute("data-theme", e.matches ? "dark" : "light");
+    };
+    if (mq.addEventListener) mq.addEventListener("change", follow);
+    else if (mq.addListener) mq.addListener(follow);
+  }
+
+  // ---- sidebar (phone) ------------------------------------------------------------------------
+  function setNav(open) {
+    body.classList.toggle("nav-open", open);
+    $("menu").setAttribute("aria-expanded", open ? "true" : "false");
+    $("scrim").hidden = !open;
+  }
+  $("menu").addEventListener("click", function () { setNav(!body.classList.contains("nav-open")); });
+  $("scrim").addEventListener("click", function () { setNav(false); });
+  $("sidebar").addEventListener("click", function (e) {
+    var a = e.target.closest ? e.target.closest("a[href]") : null;
+    if (a) {
+      setNav(false);
+      if (a.getAttribute("href") === "#" + (current && current.id)) show(current.id, true);
+    }
+  });
+
+  // ---- showing one article --------------------------------------------------------------------
+  function show(id, scroll) {
+    var el = id ? doc.getElementById(id) : null;
+    if (!el || !el.classList.contains("doc")) el = docs[0];
+    if (!el) return;
+    if (body.classList.contains("cards-on")) setCards(false);
+    body.classList.remove("view-results");
+    $("search-status").hidden = true;
+    if (current && current !== el) current.classList.remove("current");
+    el.classList.add("current");
+    current = el;
+    navLinks.forEach(function (a) { a.classList.remove("active"); });
+    var link = navByTarget[el.id];
+    if (link) {
+      link.classList.add("active");
+      var det = link.closest("details");
+      if (det) det.open = true;
+      if (link.scrollIntoView && !body.classList.contains("nav-open")) {
+        try { link.scrollIntoView({ block: "nearest" }); } catch (e) { /* old browsers */ }
+      }
+    }
+    if (scroll !== false) window.scrollTo(0, 0);
+    var title = el.querySelector("h1");
+    doc.title = (title ? title.textContent + " · " : "") + BASE_TITLE;
+  }
+  var BASE_TITLE = doc.title;
+
+  function go(id) {
+    if (location.hash === "#" + id) show(id);
+    else location.hash = "#" + id;
+  }
+
+  window.addEventListener("hashchange", function () { show(decodeURIComponent(location.hash.slice(1))); });
+
+  // ---- answers --------------------------------------------------------------------------------
+  doc.addEventListener("click", function (e) {
+    var btn = e.target.closest ? e.target.closest("button.reveal") : null;
+    if (!btn) return;
+    var art = btn.closest("article");
+    var ans = art && art.querySelector(".answer");
+    if (!ans) return;
+    var open = ans.hidden;
+    ans.hidden = !open;
+    btn.setAttribute("aria-expanded", open ? "true" : "false");
+    btn.textContent = open ? "隐藏答案" : "查看答案";
+  });
+
+  // ---- previous / next / random ---------------------------------------------------------------
+  function pool() {
+    if (body.classList.contains("view-results") || query()) {
+      var hits = questions.filter(function (q) { return matches(q, terms()); });
+      if (hits.length) return hits;
+    }
+    return questions;
+  }
+  function step(delta) {
+    var list = pool();
+    if (!list.length) return;
+    var i = list.indexOf(current);
+    if (i < 0) {
+      // From a page: the first question after it in document order (or the last before it).
+      var at = docs.indexOf(current);
+      var after = list.filter(function (q) { return docs.indexOf(q) > at; });
+      var target = delta > 0 ? (after[0] || list[0]) : (list[list.indexOf(after[0]) - 1] || list[list.length - 1]);
+      go(target.id);
+      return;
+    }
+    go(list[(i + delta + list.length) % list.length].id);
+  }
+  $("prev").addEventListener("click", function () { step(-1); });
+  $("next").addEventListener("click", function () { step(1); });
+  $("random").addEventListener("click", function () {
+    var list = pool();
+    if (!list.length) return;
+    var pick = list[Math.floor(Math.random() * list.length)];
+    if (pick === current && list.length > 1) pick = list[(list.indexOf(pick) + 1) % list.length];
+    go(pick.id);
+  });
+
+  // ---- search ---------------------------------------------------------------------------------
+  var textCache = {};
+  function textOf(el) {
+    var t = textCache[el.id];
+    if (t === undefined) {
+      t = (el.textContent || "").toLowerCase().replace(/\s+/g, " ");
+      textCache[el.id] = t;
+    }
+    return t;
+  }
+  function query() { return $("search").value.trim(); }
+  function terms() { return query().toLowerCase().split(/\s+/).filter(Boolean); }
+  function matches(el, ts) {
+    var t = textOf(el);
+    for (var i = 0; i < ts.length; i++) if (t.indexOf(ts[i]) < 0) return false;
+    return true;
+  }
+  function runSearch(showResults) {
+    var ts = terms();
+    var status = $("search-status");
+    var details = all("#sidebar details.nav-mod");
+    if (!ts.length) {
+      navLinks.forEach(function (a) { a.hidden = false; });
+      details.forEach(function (d) { d.hidden = false; });
+      docs.forEach(function (d) { d.classList.remove("match"); });
+      status.hidden = true;
+      if (body.classList.contains("view-results")) {
+        body.classList.remove("view-results");
+        show(current ? current.id : null);
+      }
+      return;
+    }
+    var count = 0;
+    var hitModules = {};
+    docs.forEach(function (d) {
+      var hit = matches(d, ts);
+      var isQ = d.getAttribute("data-kind") === "q";
+      d.classList.toggle("match", hit && isQ);
+      if (hit && isQ) { count++; hitModules[d.getAttribute("data-m")] = true; }
+      var link = navByTarget[d.id];
+      if (link) link.hidden = !hit;
+    });
+    details.forEach(function (d) {
+      var any = hitModules[d.getAttribute("data-m")] ||
+        !navByTarget["m" + d.getAttribute("data-m")].hidden;
+      d.hidden = !any;
+      if (any) d.open = true;
+    });
+    if (showResults) {
+      if (body.classList.contains("cards-on")) setCards(false);
+      body.classList.add("view-results");
+      status.hidden = false;
+      status.textContent = count ? "找到 " + count + " 题（点目录中的题目单独查看）" : "没有找到匹配的题目。";
+      window.scrollTo(0, 0);
+    }
+  }
+  var timer = null;
+  $("search").addEventListener("input", function () {
+    clearTimeout(timer);
+    timer = setTimeout(function () { runSearch(true); }, 120);
+  });
+  $("search").addEventListener("keydown", function (e) {
+    if (e.key === "Escape") { $("search").value = ""; runSearch(false); }
+    if (e.key === "Enter") { clearTimeout(timer); runSearch(true); }
+  });
+
+  // ---- cards mode -----------------------------------------------------------------------------
+  var known = {};
+  try {
+    var saved = JSON.parse(store.get("known") || "[]");
+    if (Array.isArray(saved)) saved.forEach(function (k) { known[k] = true; });
+  } catch (e) { known = {}; }
+  function saveKnown() {
+    store.set("known", JSON.stringify(Object.keys(known).sort()));
+  }
+  var points = all("#docs li.pt[data-card]");
+  var deck = [];
+  var pos = 0;
+  var flipped = false;
+
+  function cardInfo(li) {
+    var art = li.closest("article");
+    var h1 = art.querySelector(".qtitle");
+    return {
+      id: li.getAttribute("data-card"),
+      module: art.getAttribute("data-m"),
+      number: art.getAttribute("data-n"),
+      title: h1 ? h1.innerHTML : "",
+      cue: li.querySelector(".pt-cue").innerHTML,
+      answer: li.querySelector(".pt-ans").innerHTML,
+      article: art.id
+    };
+  }
+  var cards = points.map(cardInfo);
+
+  function buildDeck(keepOrder) {
+    var scope = $("card-scope").value;
+    var onlyUnknown = $("card-unknown").checked;
+    deck = cards.filter(function (c) {
+      return (scope === "all" || c.module === scope) && !(onlyUnknown && known[c.id]);
+    });
+    if (!keepOrder) pos = 0;
+    flipped = false;
+    renderCard();
+  }
+  function renderCard() {
+    var card = $("card");
+    var empty = $("card-empty");
+    var knownCount = cards.filter(function (c) {
+      return ($("card-scope").value === "all" || c.module === $("card-scope").value) && known[c.id];
+    }).length;
+    if (!deck.length) {
+      card.hidden = true;
+      empty.hidden = false;
+      $("card-count").textContent = "0 张 · 已掌握 " + knownCount;
+      ["card-prev", "card-next", "card-flip", "card-known"].forEach(function (id) { $(id).disabled = true; });
+      return;
+    }
+    ["card-prev", "card-next", "card-flip", "card-known"].forEach(function (id) { $(id).disabled = false; });
+    if (pos >= deck.length) pos = deck.length - 1;
+    var c = deck[pos];
+    card.hidden = false;
+    empty.hidden = true;
+    card.setAttribute("data-card", c.id);
+    card.querySelector(".card-ctx").innerHTML =
+      '<a href="#' + c.article + '">第 ' + c.number + " 题</a> · " + c.title;
+    card.querySelector(".card-cue").innerHTML = c.cue;
+    card.querySelector(".card-ans").innerHTML = c.answer;
+    card.querySelector(".card-ans").hidden = !flipped;
+    card.querySelector(".card-hint").hidden = flipped;
+    card.classList.toggle("known", !!known[c.id]);
+    $("card-known").setAttribute("aria-pressed", known[c.id] ? "true" : "false");
+    $("card-flip").textContent = flipped ? "看提示" : "翻面";
+    $("card-count").textContent = (pos + 1) + " / " + deck.length + " · 已掌握 " + knownCount;
+  }
+  function flip() { if (deck.length) { flipped = !flipped; renderCard(); } }
+  function move(delta) {
+    if (!deck.length) return;
+    pos = (pos + delta + deck.length) % deck.length;
+    flipped = false;
+    renderCard();
+  }
+  function setCards(on) {
+    body.classList.toggle("cards-on", on);
+    $("cards").hidden = !on;
+    $("cards-toggle").setAttribute("aria-pressed", on ? "true" : "false");
+    if (on) {
+      setNav(false);
+      var m = current && current.getAttribute("data-m");
+      $("card-scope").value = m && $("card-scope").querySelector('option[value="' + m + '"]') ? m : "all";
+      buildDeck(false);
+      window.scrollTo(0, 0);
+    }
+  }
+  $("cards-toggle").addEventListener("click", function () { setCards(!body.classList.contains("cards-on")); });
+  $("cards-exit").addEventListener("click", function () { setCards(false); });
+  $("card-scope").addEventListener("change", function () { buildDeck(false); });
+  $("card-unknown").addEventListener("change", function () { buildDeck(false); });
+  $("card-shuffle").addEventListener("click", function () {
+    for (var i = deck.length - 1; i > 0; i--) {
+      var j = Math.floor(Math.random() * (i + 1));
+      var t = deck[i]; deck[i] = deck[j]; deck[j] = t;
+    }
+    pos = 0;
+    flipped = false;
+    renderCard();
+  });
+  $("card-prev").addEventListener("click", function () { move(-1); });
+  $("card-next").addEventListener("click", function () { move(1); });
+  $("card-flip").addEventListener("click", flip);
+  $("card").addEventListener("click", function (e) {
+    if (e.target.closest && e.target.closest("a")) return;
+    flip();
+  });
+  $("card-known").addEventListener("click", function () {
+    if (!deck.length) return;
+    var id = deck[pos].id;
+    if (known[id]) delete known[id];
+    else known[id] = true;
+    saveKnown();
+    renderCard();
+  });
+
+  // ---- keyboard -------------------------------------------------------------------------------
+  doc.addEventListener("keydown", function (e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    var tag = (e.target.tagName || "").toLowerCase();
+    if (tag === "input" || tag === "select" || tag === "textarea") return;
+    if (e.key === "/") { e.preventDefault(); $("search").focus(); return; }
+    if (body.classList.contains("cards-on")) {
+      if (e.key === " " || e.key === "Enter") { if (tag !== "button") { e.preventDefault(); flip(); } }
+      else if (e.key === "ArrowRight") move(1);
+      else if (e.key === "ArrowLeft") move(-1);
+      return;
+    }
+    if (e.key === "ArrowRight" || e.key === "j") step(1);
+    else if (e.key === "ArrowLeft" || e.key === "k") step(-1);
+  });
+
+  // ---- start ----------------------------------------------------------------------------------
+  show(decodeURIComponent(location.hash.slice(1)), false);
+})();

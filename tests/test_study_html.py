@@ -1,0 +1,440 @@
+"""study.html: the offline study page, checked as text and in a real browser (Debian's chromium).
+
+The browser tests drive /usr/bin/chromium through Playwright for Python. Without either they are
+skipped, except under CI=true, where they fail: CI must not pass by silently testing nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from conftest import question_md, write_bank
+
+from ainfra_cards.bank import load_bank
+from ainfra_cards.htmlpage import Branding, default_branding, render_study_html
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+TOUR = "305题漫游指南.md"
+
+FRONT = """\
+# 测试题库 305 题
+
+一个小题库，用来测试 study.html。
+
+| 模块 | 题号 | 题数 | 重点 |
+|---|---|---|---|
+| [01 基础](./01-基础/README.md) | 1–2 | 2 | 入门 |
+| [05 数据并行](./05-数据并行/README.md) | 46–47 | 2 | DDP |
+
+先看 [漫游指南](./305题漫游指南.md)。
+"""
+
+TOURTEXT = """\
+# 305 题漫游指南
+
+第一站：读 [DDP 的分桶](./05-数据并行/046-DDP分桶.md)，再回到 [总览](./README.md)。
+第二站：[模块 05](./05-数据并行/README.md)；这篇 [还没写](./05-数据并行/999-不存在.md)。
+"""
+
+MODULE01 = """\
+# 01 基础
+
+| 题号 | 题目 |
+|---|---|
+| 1 | [张量是什么](./001-张量.md) |
+| 2 | [自动微分](./002-autograd.md) |
+
+[返回总览](../README.md)
+"""
+
+MODULE05 = """\
+# 05 数据并行
+
+| 题号 | 题目 |
+|---|---|
+| 46 | [DDP 的分桶](./046-DDP分桶.md) |
+| 47 | [危险的题](./047-危险.md) |
+
+[返回总览](../README.md)
+"""
+
+EXPLAIN_046 = """\
+DDP 把梯度装进 Bucketing 桶里，每个桶满了就发起 all-reduce，和反向计算重叠。参见 [自动微分](../01-基础/002-autograd.md)。
+
+```python
+model = DDP(model, bucket_cap_mb=25)
+loss.backward()  # all-reduce overlaps with backward
+```
+
+\\[
+T = \\frac{S}{B} + \\alpha
+\\]
+
+| 参数 | 默认 |
+|---|---|
+| bucket_cap_mb | 25 |
+
+更多见 [PyTorch 文档](https://pytorch.org/docs/stable/ddp.html)。"""
+
+HOSTILE = """\
+<script>alert(1)</script>
+
+<img src=x onerror=alert(1)>
+
+[点我](javascript:alert(1)) 和 <a href="javascript:alert(2)">也点我</a> <iframe src="https://evil.example/"></iframe>"""
+
+
+def make_bank(root: Path) -> Path:
+    q46 = question_md(46, "DDP 的分桶", ["1. **分桶要解决的问题**：减少 all-reduce 次数",
+                                          "2. **默认桶大小**：25 MB"])
+    q46 = q46.replace("讲解正文。", EXPLAIN_046)
+    q47 = question_md(47, "危险的题", ["1. **危险**：<img src=x onerror=alert(1)> 与 [x](javascript:alert(1))",
+                                        "2. **安全**：只有文本"])
+    q47 = q47.replace("讲解正文。", HOSTILE)
+    return write_bank(root, {
+        "README.md": FRONT,
+        TOUR: TOURTEXT,
+        "01-基础/README.md": MODULE01,
+        "01-基础/001-张量.md": question_md(1, "张量是什么", ["1. **张量**：多维数组", "2. **Stride**：步长"]),
+        "01-基础/002-autograd.md": question_md(2, "自动微分 Autograd", ["1. **反向图**：动态构建"],
+                                               talking="- 讲清楚分片和计算图"),
+        "05-数据并行/README.md": MODULE05,
+        "05-数据并行/046-DDP分桶.md": q46,
+        "05-数据并行/047-危险.md": q47,
+    })
+
+
+def render(root: Path, branding: Branding | None = None) -> str:
+    bank, _ = load_bank(root)
+    return render_study_html(bank, branding)
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("study")
+    bank = make_bank(tmp / "questions")
+    out = tmp / "study.html"
+    out.write_text(render(bank), encoding="utf-8")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# As text
+
+
+def test_output_is_deterministic_and_branded(tmp_path):
+    root = make_bank(tmp_path / "questions")
+    first = render(root)
+    assert first == render(root)
+    bank, _ = load_bank(root)
+    assert default_branding(bank) == Branding("测试题库 305 题", "4 题 · 7 张卡片", "测试题库 305 题")
+    assert "<title>测试题库 305 题</title>" in first and "4 题 · 7 张卡片" in first
+    branded = render(root, Branding(title="我的 <题库>", subtitle="副标题", browser_title="浏览器标题"))
+    assert "<title>浏览器标题</title>" in branded
+    assert "我的 &lt;题库&gt;" in branded and "副标题" in branded and "我的 <题库>" not in branded
+    partial = render(root, Branding(title="只改标题"))
+    assert "只改标题" in partial and "<title>测试题库 305 题</title>" in partial
+
+
+def test_nothing_points_outside_the_page(study):
+    text = study.read_text("utf-8")
+    for attr, value in re.findall(r"\b(src|href)\s*=\s*[\"']?([^\"'\s>]*)", text, re.I):
+        assert not value.lower().startswith(("http:", "https:", "//", "javascript:", "data:")), (attr, value)
+        if attr.lower() == "href":
+            assert value.startswith("#"), value
+    assert not re.search(r"\bsrc\s*=", text, re.I)
+    assert "<link" not in text.lower() and "fetch(" not in text and "XMLHttpRequest" not in text
+    assert "http://" not in text and "https://" not in text
+    # the external link is shown, not linked
+    assert '<a class="ext" title="https://pytorch.org/docs/stable/ddp.html">PyTorch 文档</a>' in text
+
+
+def test_hostile_markdown_is_inert(study):
+    text = study.read_text("utf-8")
+    assert len(re.findall(r"<script\b", text, re.I)) == 2  # the page's own two scripts
+    for bad in ("<script>alert", "onerror", "javascript:", "<iframe", "evil.example"):
+        assert bad not in text.lower(), bad
+    assert "<img" not in text.lower()
+    # only the page's own scripts may run (CSP by hash), and nothing may be fetched
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', text).group(1)
+    assert "default-src 'none'" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+
+
+def test_bank_links_become_in_page_anchors(study):
+    text = study.read_text("utf-8")
+    tour = re.search(r'<article class="doc page" id="(page-[0-9a-f]+)".*?</article>', text, re.S)
+    assert tour and "漫游指南" in tour.group(0)
+    body = tour.group(0)
+    assert '<a href="#q046">DDP 的分桶</a>' in body
+    assert '<a href="#page-front">总览</a>' in body and '<a href="#m05">模块 05</a>' in body
+    assert '<a class="dead">还没写</a>' in body  # unknown .md: text only
+    assert f'<a href="#{tour.group(1)}">漫游指南</a>' in text  # front page -> tour
+    assert '<a href="#q002">自动微分</a>' in text  # ../01-基础/002-autograd.md from question 46
+    assert '<a href="#m01">01 基础</a>' in text and '<a href="#q001">张量是什么</a>' in text
+    assert text.count('<a href="#page-front">返回总览</a>') == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# In the browser
+
+
+def _missing(reason: str):
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (required when CI=true)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed")
+    if not CHROMIUM.exists():
+        _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Watched:
+    """A page with every request, page error, console error and dialog recorded."""
+
+    def __init__(self, browser, study: Path, **context):
+        self.ctx = browser.new_context(**context)
+        self.page = self.ctx.new_page()
+        self.url = study.as_uri()
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
+        self.page.on("dialog", lambda d: (self.errors.append(f"dialog: {d.message}"), d.dismiss()))
+
+    def open(self, fragment: str = ""):
+        self.page.goto(self.url + fragment)
+        self.page.wait_for_function("document.documentElement.classList.contains('js')")
+        return self.page
+
+    def check(self):
+        outside = [u for u in self.requests if u.split("#")[0] != self.url]
+        assert not outside, outside
+        assert not self.errors, self.errors
+
+
+@pytest.fixture
+def watched(browser, study):
+    made: list[Watched] = []
+
+    def make(**context) -> Watched:
+        w = Watched(browser, study, **context)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.check()
+        w.ctx.close()
+
+
+def visible_ids(page, selector: str) -> list[str]:
+    return page.eval_on_selector_all(
+        selector, "els => els.filter(e => e.offsetParent !== null || e.getClientRects().length)"
+        ".map(e => e.id || e.getAttribute('data-target'))"
+    )
+
+
+def test_page_is_offline_complete_and_quiet(watched):
+    w = watched()
+    page = w.open()
+    assert page.title() and "测试题库" in page.title()
+    ids = page.eval_on_selector_all("article.question", "els => els.map(e => e.id)")
+    assert ids == ["q001", "q002", "q046", "q047"]
+    nav = page.eval_on_selector_all("#sidebar a.nav-q", "els => els.map(e => e.getAttribute('href'))")
+    assert nav == ["#q001", "#q002", "#q046", "#q047"]
+    pages = page.eval_on_selector_all("#sidebar .side-pages a", "els => els.map(e => e.textContent)")
+    assert pages == ["首页", "305 题漫游指南"]
+    assert visible_ids(page, "#docs > .doc") == ["page-front"]
+    # the hostile question's answer shows, and nothing in it runs
+    page.goto(w.url + "#q047")
+    page.click("#q047 button.reveal")
+    assert "也点我" in page.inner_text("#q047 .answer")
+    assert page.eval_on_selector_all("#q047 [onerror], #q047 script, #q047 iframe", "els => els.length") == 0
+
+
+def test_search_narrows_articles_and_sidebar(watched):
+    page = watched().open("#q001")
+    page.fill("#search", "BUCKETING")  # English, any case, in the explanation text
+    page.wait_for_function("document.body.classList.contains('view-results')")
+    assert visible_ids(page, "#docs > .doc") == ["q046"]
+    assert visible_ids(page, "#sidebar a.nav-q") == ["q046"]
+    assert page.is_hidden("#sidebar details.nav-mod[data-m='01']")
+    page.fill("#search", "分片")  # Chinese: in question 2's 面试要点 only
+    page.wait_for_function("document.querySelectorAll('#docs > .doc.match').length === 1")
+    assert visible_ids(page, "#docs > .doc") == ["q002"]
+    assert visible_ids(page, "#sidebar a.nav-q") == ["q002"]
+    page.fill("#search", "自动微分 autograd")  # every word must match
+    page.wait_for_timeout(300)
+    assert visible_ids(page, "#sidebar a.nav-q") == ["q002"]
+    page.fill("#search", "没有这个词")
+    page.wait_for_timeout(300)
+    assert visible_ids(page, "#docs > .doc") == [] and visible_ids(page, "#sidebar a.nav-q") == []
+    assert "没有找到" in page.inner_text("#search-status")
+    page.fill("#search", "")
+    page.wait_for_timeout(300)
+    assert len(visible_ids(page, "#sidebar a.nav-q")) == 4
+    assert visible_ids(page, "#docs > .doc") == ["q001"]
+
+
+def test_answer_button_reveals_and_hides(watched):
+    page = watched().open("#q046")
+    button = page.locator("#q046 button.reveal")
+    assert page.is_visible("#q046 .sec-prompt") and page.is_hidden("#q046 .answer")
+    assert button.inner_text() == "查看答案"
+    button.click()
+    for part in ("完整讲解", "面试要点", "记忆要点"):
+        assert page.is_visible(f"#q046 .answer h2:text-is('{part}')")
+    assert page.is_visible("#q046 .answer .highlight") and page.is_visible("#q046 .answer math")
+    assert button.inner_text() == "隐藏答案"
+    button.click()
+    assert page.is_hidden("#q046 .answer") and button.inner_text() == "查看答案"
+
+
+def test_tour_and_module_links_jump_within_the_page(watched):
+    page = watched().open()
+    page.click("#sidebar .side-pages a:text-is('305 题漫游指南')")
+    tour = page.eval_on_selector("#sidebar .side-pages a:text-is('305 题漫游指南')", "a => a.dataset.target")
+    assert visible_ids(page, "#docs > .doc") == [tour]
+    page.click(f"#{tour} a:text-is('DDP 的分桶')")
+    page.wait_for_function("location.hash === '#q046'")
+    assert visible_ids(page, "#docs > .doc") == ["q046"]
+    assert page.get_attribute("#sidebar a[data-target='q046']", "class").split()[-1] == "active"
+    page.click("#q046 .crumbs a")  # -> module page
+    page.wait_for_function("location.hash === '#m05'")
+    page.click("#m05 a:text-is('返回总览')")
+    page.wait_for_function("location.hash === '#page-front'")
+    assert visible_ids(page, "#docs > .doc") == ["page-front"]
+    page.go_back()
+    page.wait_for_function("location.hash === '#m05'")
+    assert visible_ids(page, "#docs > .doc") == ["m05"]
+
+
+def test_previous_next_and_random(watched):
+    page = watched().open("#q002")
+    page.click("#next")
+    page.wait_for_function("location.hash === '#q046'")
+    page.click("#prev")
+    page.click("#prev")
+    page.wait_for_function("location.hash === '#q001'")
+    page.click("#prev")  # wraps around
+    page.wait_for_function("location.hash === '#q047'")
+    page.click("#random")
+    page.wait_for_function("/^#q0\\d\\d$/.test(location.hash) && location.hash !== '#q047'")
+    assert len(visible_ids(page, "#docs > .doc")) == 1
+
+
+def _card_ids(page) -> list[str]:
+    """Every card id of the current deck, stepping with 下一张 from the first."""
+    count = page.inner_text("#card-count")
+    total = int(re.match(r"\s*(\d+)\s*/\s*(\d+)", count).group(2)) if "/" in count else 0
+    seen = []
+    for _ in range(total):
+        seen.append(page.get_attribute("#card", "data-card"))
+        page.click("#card-next")
+    return seen
+
+
+def test_cards_flip_and_remember_known_across_a_reload(watched):
+    page = watched().open("#q046")
+    page.click("#cards-toggle")
+    assert page.is_visible("#cards") and page.is_hidden("#docs")
+    assert page.input_value("#card-scope") == "05"  # the current question's module
+    assert page.inner_text("#card-count").startswith("1 / 4")
+    assert "DDP 的分桶" in page.inner_text("#card .card-ctx")
+    assert page.inner_text("#card .card-cue") == "分桶要解决的问题"
+    assert page.is_hidden("#card .card-ans")
+    page.click("#card")
+    assert page.is_visible("#card .card-ans") and "减少 all-reduce 次数" in page.inner_text("#card .card-ans")
+    first = page.get_attribute("#card", "data-card")
+    page.click("#card-known")
+    assert page.get_attribute("#card-known", "aria-pressed") == "true"
+    page.select_option("#card-scope", "all")
+    assert sorted(_card_ids(page)) == sorted(
+        page.eval_on_selector_all("li.pt", "els => els.map(e => e.dataset.card)"))
+
+    page.reload()
+    page.click("#cards-toggle")
+    assert page.get_attribute("#card", "data-card") == first
+    assert page.get_attribute("#card-known", "aria-pressed") == "true"
+    assert "known" in page.get_attribute("#card", "class")
+    page.check("#card-unknown")
+    remaining = _card_ids(page)
+    assert first not in remaining and len(remaining) == 3
+    page.select_option("#card-scope", "all")
+    assert first not in _card_ids(page)
+    page.uncheck("#card-unknown")
+    assert first in _card_ids(page)
+    page.click("#card-shuffle")
+    assert page.inner_text("#card-count").startswith("1 / 7")
+    page.click("#cards-exit")
+    assert page.is_visible("#docs") and page.is_hidden("#cards")
+    stored = page.evaluate("localStorage.getItem('ainfra-study:known')")
+    assert json.loads(stored) == [first]
+
+
+def test_works_without_local_storage(watched):
+    w = watched()
+    w.page.add_init_script(
+        "Object.defineProperty(window, 'localStorage', {get() { throw new DOMException('no', 'SecurityError'); }});"
+    )
+    page = w.open("#q001")
+    page.click("#theme-toggle")
+    page.click("#cards-toggle")
+    page.click("#card")
+    page.click("#card-known")
+    assert page.get_attribute("#card-known", "aria-pressed") == "true"
+    page.check("#card-unknown")
+    assert page.inner_text("#card-count").startswith("1 / 2")
+
+
+def test_theme_follows_the_system_and_the_toggle_is_remembered(watched):
+    page = watched(color_scheme="dark").open()
+    assert page.get_attribute("html", "data-theme") == "dark"
+    page.click("#theme-toggle")
+    assert page.get_attribute("html", "data-theme") == "light"
+    page.reload()
+    assert page.get_attribute("html", "data-theme") == "light"
+    bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert bg == "rgb(255, 255, 255)"
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["desktop", "phone"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_screenshots_and_layout(watched, tmp_path, size, scheme):
+    w, h = size
+    page = watched(viewport={"width": w, "height": h}, color_scheme=scheme).open("#q046")
+    page.click("#q046 button.reveal")
+    assert page.get_attribute("html", "data-theme") == scheme
+    # nothing is wider than the screen (wide code, tables and formulas scroll in their own box)
+    assert page.evaluate("document.documentElement.scrollWidth") <= w
+    phone = w < 800
+    assert page.is_visible("#menu") == phone and page.is_visible("#sidebar") != phone
+    if phone:
+        page.click("#menu")
+        page.wait_for_timeout(300)
+        assert page.evaluate("document.querySelector('#sidebar').getBoundingClientRect().left") >= -1
+        page.click("#sidebar a[data-target='q001']")
+        page.wait_for_function("location.hash === '#q001'")
+        page.wait_for_timeout(300)
+        assert page.evaluate("document.querySelector('#sidebar').getBoundingClientRect().right") <= 1
+        page.goto(page.url.split("#")[0] + "#q046")
+    shot = tmp_path / f"study-{'phone' if phone else 'desktop'}-{scheme}.png"
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 5000
