@@ -19,7 +19,7 @@ from . import __version__
 from . import notetype as nt
 from .bank import Progress, load_bank, questions_of, select_modules
 from .errors import CardsError, Problem
-from .ids import Assignment, Lock, LockEntry, assign, digest, dump_lock, load_lock, next_lock
+from .ids import Assignment, Lock, LockEntry, assign, digest, dump_lock, load_lock, next_lock, parse_lock_text
 from .model import Bank, Card, MemoryPoint, Module, Question
 from .package import apkg_summary, write_apkg
 from .media import anki_name
@@ -207,7 +207,8 @@ def write_build(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None = N
 def stale_outputs(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None = None) -> list[str]:
     """Which committed outputs differ from what this build would write (for build --check)."""
     stale = []
-    if not paths.lock.is_file() or paths.lock.read_text(encoding="utf-8") != plan.lock_text:
+    # Compared as data, not text: another YAML emitter may wrap or quote differently.
+    if not paths.lock.is_file() or _lock_data(paths.lock.read_text(encoding="utf-8")) != _lock_data(plan.lock_text):
         stale.append(str(paths.lock))
     if not paths.output.is_file():
         stale.append(str(paths.output))
@@ -224,6 +225,16 @@ def stale_outputs(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None =
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             stale.append(str(path))
     return stale
+
+
+def _lock_data(text: str) -> object:
+    try:
+        data = parse_lock_text(text)
+    except Exception:  # noqa: BLE001 - an unreadable lock is stale
+        return None
+    if isinstance(data, dict):
+        data.pop("generator", None)  # which version wrote it does not make it stale
+    return data
 
 
 def selected_modules(plan: BuildPlan, modules: tuple[str, ...]) -> list[Module]:

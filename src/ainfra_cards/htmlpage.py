@@ -73,6 +73,14 @@ def module_anchor(m: Module) -> str:
     return f"m{m.number:02d}"
 
 
+def _module_ids(modules: list[Module]) -> dict[Module, str]:
+    ids: dict[Module, str] = {}
+    for m in modules:  # two folders with one number (a bank with errors) still get distinct ids
+        aid = module_anchor(m)
+        ids[m] = aid if aid not in ids.values() else f"{aid}-{_short_hash(m.folder, 6)}"
+    return ids
+
+
 class Anchors:
     """Bank path (POSIX, relative to the bank root) -> in-page anchor id."""
 
@@ -82,10 +90,11 @@ class Anchors:
         self.module_pages: dict[Module, Page] = {}
         folders = {m.folder: m for m in bank.modules}
         used: set[str] = set()
-        for m in bank.modules:
-            self.by_path[m.folder] = module_anchor(m)
-            self.by_path[f"{m.folder}/README.md"] = module_anchor(m)
-            used.add(module_anchor(m))
+        self.module_ids = _module_ids(bank.modules)
+        for m, mid in self.module_ids.items():
+            self.by_path[m.folder] = mid
+            self.by_path[f"{m.folder}/README.md"] = mid
+            used.add(mid)
         for q in bank.questions:
             aid = question_anchor(q)
             if aid in used:  # two files with one number (a bank with errors): keep both reachable
@@ -94,7 +103,8 @@ class Anchors:
             self.by_path[str(q.path)] = aid
         for p in bank.pages:
             path = str(p.path)
-            module = folders.get(p.path.parts[0]) if len(p.path.parts) == 2 and p.path.name == "README.md" else None
+            in_module = len(p.path.parts) == 2 and p.path.name == "README.md"
+            module = folders.get(p.path.parts[0]) if in_module else None
             if path == "README.md":
                 aid = FRONT_ID
             elif module is not None and module not in self.module_pages:
@@ -136,24 +146,23 @@ def _fix_links(fragment: str, anchors: Anchors, base: PurePosixPath) -> str:
     def a(m: re.Match[str]) -> str:
         attrs = _attrs(m.group(1))
         href = attrs.get("href")
-        cls = attrs.get("class")
-        out = ["<a"]
-        if cls:
-            out.append(f' class="{html.escape(cls)}"')
+        classes = attrs.get("class", "").split()
+        extra = ""
         if href is None:
             pass
         elif href.startswith("#"):
-            out.append(f' href="{html.escape(href)}"')
+            extra = f' href="{html.escape(href)}"'
         elif re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", href):
             # External: shown, not linked (the page must not reach the network).
-            out.append(f' class="ext" title="{html.escape(href)}"' if not cls else f' title="{html.escape(href)}"')
+            classes.append("ext")
+            extra = f' title="{html.escape(href)}"'
+        elif (target := anchors.target(href, base)) is not None:
+            extra = f' href="#{target}"'
         else:
-            target = anchors.target(href, base)
-            if target is not None:
-                out.append(f' href="#{target}"')
-            else:
-                out.append(' class="dead"' if not cls else "")
-        return "".join(out) + ">"
+            classes.append("dead")  # a link to a file that is not part of the bank: text only
+        cls = f' class="{html.escape(" ".join(classes))}"' if classes else ""
+        ident = f' id="{html.escape(attrs["id"])}"' if "id" in attrs else ""
+        return f"<a{cls}{ident}{extra}>"
 
     def img(m: re.Match[str]) -> str:
         attrs = _attrs(m.group(1))
@@ -189,10 +198,11 @@ def _question(q: Question, anchors: Anchors, aid: str, seen_cards: set[str]) -> 
     base = q.path
     title = _md(q.title, anchors, base, inline=True)
     m = q.module
+    mid = anchors.module_ids[m]
     parts = [
-        f'<article class="doc question" id="{aid}" data-kind="q" data-m="{m.number:02d}" data-n="{q.number}">',
+        f'<article class="doc question" id="{aid}" data-kind="q" data-m="{mid}" data-n="{q.number}">',
         '<header class="doc-head">',
-        f'<p class="crumbs"><a href="#{module_anchor(m)}">{html.escape(m.label)}</a>'
+        f'<p class="crumbs"><a href="#{mid}">{html.escape(m.label)}</a>'
         f'<span class="qnum">第 {q.number} 题</span></p>',
         f'<h1 class="qtitle">{title}</h1>',
         "</header>",
@@ -231,7 +241,7 @@ def _question(q: Question, anchors: Anchors, aid: str, seen_cards: set[str]) -> 
 
 
 def _page(page: Page, aid: str, anchors: Anchors, kind: str, module: Module | None = None) -> str:
-    data_m = f' data-m="{module.number:02d}"' if module else ""
+    data_m = f' data-m="{anchors.module_ids[module]}"' if module else ""
     return (
         f'<article class="doc page" id="{aid}" data-kind="{kind}"{data_m}>\n'
         f"{_md(page.body, anchors, page.path)}\n</article>"
@@ -246,7 +256,7 @@ def _module_stub(bank: Bank, m: Module, anchors: Anchors) -> str:
         for q in bank.module_questions(m)
     )
     return (
-        f'<article class="doc page" id="{module_anchor(m)}" data-kind="m" data-m="{m.number:02d}">\n'
+        f'<article class="doc page" id="{anchors.module_ids[m]}" data-kind="m" data-m="{anchors.module_ids[m]}">\n'
         f"<h1>{html.escape(m.label)}</h1>\n<ul>{items}</ul>\n</article>"
     )
 
@@ -262,9 +272,9 @@ def _sidebar(bank: Bank, anchors: Anchors, titles: dict[str, str]) -> str:
     out.append("</div>")
     for m in bank.modules:
         qs = bank.module_questions(m)
-        mid = module_anchor(m)
+        mid = anchors.module_ids[m]
         out.append(
-            f'<details class="nav-mod" data-m="{m.number:02d}"><summary>'
+            f'<details class="nav-mod" data-m="{mid}"><summary>'
             f'<span class="mod-num">{m.number:02d}</span> {html.escape(m.name)}'
             f'<span class="count">{len(qs)}</span></summary>'
             f'<a class="nav-modpage" href="#{mid}" data-target="{mid}">模块概览</a>'
@@ -308,11 +318,11 @@ def render_study_html(bank: Bank, branding: Branding | None = None) -> str:
     seen_cards: set[str] = set()
     for m in bank.modules:
         page = anchors.module_pages.get(m)
-        articles.append(_page(page, module_anchor(m), anchors, "m", m) if page else _module_stub(bank, m, anchors))
+        mid = anchors.module_ids[m]
+        articles.append(_page(page, mid, anchors, "m", m) if page else _module_stub(bank, m, anchors))
         for q in bank.module_questions(m):
             articles.append(_question(q, anchors, anchors.question_ids[str(q.path)], seen_cards))
-    modules = [{"n": f"{m.number:02d}", "label": m.label} for m in bank.modules]
-    config = json.dumps({"storage": STORAGE_PREFIX, "modules": modules}, ensure_ascii=False, sort_keys=True)
+    config = json.dumps({"storage": STORAGE_PREFIX}, ensure_ascii=False, sort_keys=True)
     config = config.replace("<", "\\u003c")
     script = f"window.STUDY_CONFIG = {config};\n{_static('study.js')}"
     if "</script" in script.lower():
@@ -320,12 +330,12 @@ def render_study_html(bank: Bank, branding: Branding | None = None) -> str:
     theme_boot = (
         "(function(){var t=null;try{t=localStorage.getItem('" + STORAGE_PREFIX + "theme')}catch(e){}"
         "if(t!=='light'&&t!=='dark'){t=window.matchMedia&&matchMedia('(prefers-color-scheme: dark)').matches"
-        "?'dark':'light'}document.documentElement.setAttribute('data-theme',t)})();"
+        "?'dark':'light'}var r=document.documentElement;r.setAttribute('data-theme',t);r.classList.add('js')})();"
     )
     csp = _csp(theme_boot, script)
     css = "\n".join((_static("pygments-light.css"), _static("study.css")))
     module_options = "".join(
-        f'<option value="{m.number:02d}">{html.escape(m.label)}</option>' for m in bank.modules
+        f'<option value="{anchors.module_ids[m]}">{html.escape(m.label)}</option>' for m in bank.modules
     )
     subtitle = f'<p class="brand-sub">{html.escape(brand.subtitle)}</p>' if brand.subtitle else ""
     doc = f"""<!DOCTYPE html>

@@ -3,7 +3,7 @@
    browsers, private modes): state then lasts only as long as the tab. */
 (function () {
   "use strict";
-  var CONFIG = window.STUDY_CONFIG || { storage: "ainfra-study:", modules: [] };
+  var CONFIG = window.STUDY_CONFIG || { storage: "ainfra-study:" };
   var PREFIX = CONFIG.storage;
   var doc = document;
   var body = doc.body;
@@ -70,8 +70,12 @@
 
   // ---- showing one article --------------------------------------------------------------------
   function show(id, scroll) {
-    var el = id ? doc.getElementById(id) : null;
-    if (!el || !el.classList.contains("doc")) el = docs[0];
+    var target = id ? doc.getElementById(id) : null;
+    var el = target && target.closest ? target.closest("#docs > .doc") : null;
+    if (!el) {
+      if (target && current) return;  // an anchor outside the articles (e.g. the skip link)
+      el = docs[0];
+    }
     if (!el) return;
     if (body.classList.contains("cards-on")) setCards(false);
     body.classList.remove("view-results");
@@ -89,7 +93,8 @@
         try { link.scrollIntoView({ block: "nearest" }); } catch (e) { /* old browsers */ }
       }
     }
-    if (scroll !== false) window.scrollTo(0, 0);
+    if (target && target !== el && target.scrollIntoView) target.scrollIntoView();
+    else if (scroll !== false) window.scrollTo(0, 0);
     var title = el.querySelector("h1");
     doc.title = (title ? title.textContent + " · " : "") + BASE_TITLE;
   }
@@ -191,7 +196,7 @@
     });
     details.forEach(function (d) {
       var any = hitModules[d.getAttribute("data-m")] ||
-        !navByTarget["m" + d.getAttribute("data-m")].hidden;
+        (navByTarget[d.getAttribute("data-m")] && !navByTarget[d.getAttribute("data-m")].hidden);
       d.hidden = !any;
       if (any) d.open = true;
     });
