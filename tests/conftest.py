@@ -18,8 +18,9 @@ NAV = "[返回模块](./README.md) | [返回总览](../README.md)"
 def question_md(number: int, title: str, points: list[str], talking: str = "- 先讲机制\n- 再讲取舍") -> str:
     """A question file in the bank's format, with the given 记忆要点 lines."""
     items = "\n".join(points)
-    return textwrap.dedent(
-        f"""\
+    return (
+        textwrap.dedent(
+            f"""\
         # 第 {number} 题：{title}
 
         ## 题目
@@ -37,7 +38,12 @@ def question_md(number: int, title: str, points: list[str], talking: str = "- �
         ## 面试要点
 
         """
-    ) + talking + "\n\n---\n\n## 记忆要点\n\n" + items + f"\n\n{NAV}\n"
+        )
+        + talking
+        + "\n\n---\n\n## 记忆要点\n\n"
+        + items
+        + f"\n\n{NAV}\n"
+    )
 
 
 def write_bank(root: Path, files: dict[str, str]) -> Path:
@@ -107,6 +113,8 @@ class Learner:
 
 @pytest.fixture
 def learner(tmp_path: Path):
-    lr = Learner(tmp_path / "learner" / "collection.anki2") if (tmp_path / "learner").mkdir() is None else None
+    lr = (
+        Learner(tmp_path / "learner" / "collection.anki2") if (tmp_path / "learner").mkdir() is None else None
+    )
     yield lr
     lr.close()

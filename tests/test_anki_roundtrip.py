@@ -30,11 +30,14 @@ P3 = [
 
 
 def initial_bank(root):
-    return write_bank(root / "questions", {
-        Q1[0]: question_md(Q1[1], Q1[2], P1),
-        Q2[0]: question_md(Q2[1], Q2[2], P2),
-        Q3[0]: question_md(Q3[1], Q3[2], P3),
-    })
+    return write_bank(
+        root / "questions",
+        {
+            Q1[0]: question_md(Q1[1], Q1[2], P1),
+            Q2[0]: question_md(Q2[1], Q2[2], P2),
+            Q3[0]: question_md(Q3[1], Q3[2], P3),
+        },
+    )
 
 
 def test_first_import_gives_one_note_per_memory_point(builder, learner):
@@ -187,5 +190,6 @@ def test_lost_lock_gives_the_same_guids(builder, tmp_path):
     other = tmp_path / "elsewhere"
     shutil.copytree(builder.root / "questions", other / "questions")
     from conftest import Builder
+
     assert [c.guid for c in Builder(other).build().cards] == [c.guid for c in first.cards]
     assert all(c.guid.startswith("aic:") for c in first.cards)

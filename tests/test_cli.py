@@ -12,10 +12,13 @@ from ainfra_cards.cli import main
 
 
 def small_bank(tmp_path):
-    return write_bank(tmp_path / "questions", {
-        "01-基础/001-a.md": question_md(1, "甲题", ["1. **一**：壹", "2. **二**：贰"]),
-        "02-进阶/011-b.md": question_md(11, "乙题", ["1. **三**：叁"]),
-    })
+    return write_bank(
+        tmp_path / "questions",
+        {
+            "01-基础/001-a.md": question_md(1, "甲题", ["1. **一**：壹", "2. **二**：贰"]),
+            "02-进阶/011-b.md": question_md(11, "乙题", ["1. **三**：叁"]),
+        },
+    )
 
 
 def run(*args, env=None):
@@ -38,7 +41,9 @@ def test_build_writes_deck_and_lock_and_reports_per_module(tmp_path):
     assert zipfile.ZipFile(deck).namelist()[0] == "collection.anki2" and lock.is_file()
     assert run("build", "--questions", str(bank), "--check").exit_code == 0
     # editing the bank makes the committed deck stale
-    (bank / "01-基础/001-a.md").write_text(question_md(1, "甲题", ["1. **一**：壹！", "2. **二**：贰"]), "utf-8")
+    (bank / "01-基础/001-a.md").write_text(
+        question_md(1, "甲题", ["1. **一**：壹！", "2. **二**：贰"]), "utf-8"
+    )
     stale = run("build", "--questions", str(bank), "--check")
     assert stale.exit_code == 1 and "stale" in stale.output
 
@@ -95,8 +100,39 @@ def test_corrupt_or_newer_lock_is_refused_and_kept(tmp_path):
     bank = small_bank(tmp_path)
     lock = tmp_path / "decks" / "ainfra-cards.lock.yaml"
     lock.parent.mkdir()
-    for text in ("format: 1\nnotes: [\n<<<<<<< HEAD\n", "format: 99\nnotes: []\n", "format: 1\nnotes:\n- guid: x\n"):
+    for text in (
+        "format: 1\nnotes: [\n<<<<<<< HEAD\n",
+        "format: 99\nnotes: []\n",
+        "format: 1\nnotes:\n- guid: x\n",
+    ):
         lock.write_text(text, "utf-8")
         result = run("build", "--questions", str(bank))
         assert result.exit_code == 1 and "ainfra-cards.lock.yaml:" in result.output
         assert lock.read_text("utf-8") == text
+
+
+def test_build_writes_study_html_and_check_notices_when_it_is_stale(tmp_path):
+    bank = small_bank(tmp_path)
+    assert run("build", "--questions", str(bank)).exit_code == 0
+    study = tmp_path / "decks" / "study.html"
+    assert "甲题" in study.read_text("utf-8")
+    study.write_text(study.read_text("utf-8").replace("甲题", "旧题"), "utf-8")
+    stale = run("build", "--questions", str(bank), "--check")
+    assert stale.exit_code == 1 and "study.html: stale" in stale.output
+    assert run("build", "--questions", str(bank)).exit_code == 0
+    assert run("build", "--questions", str(bank), "--check").exit_code == 0
+
+
+def test_html_branding_from_config_file_and_options(tmp_path):
+    bank = small_bank(tmp_path)
+    (tmp_path / "ainfra-cards.yaml").write_text(
+        "study_html:\n  title: 我的题库\n  subtitle: 副标题\n  colour: red\n", "utf-8"
+    )
+    result = run("html", "--questions", str(bank), "--browser-title", "浏览器标题")
+    assert result.exit_code == 0, result.output
+    assert "unknown study_html key 'colour'" in result.output
+    page = (tmp_path / "decks" / "study.html").read_text("utf-8")
+    assert "<title>浏览器标题</title>" in page and "我的题库" in page and "副标题" in page
+    out = tmp_path / "elsewhere.html"
+    assert run("html", "--questions", str(bank), "-o", str(out), "--title", "命令行").exit_code == 0
+    assert "命令行" in out.read_text("utf-8")

@@ -40,8 +40,8 @@ XSS = [
     '<object data="javascript:alert(1)"></object>',
     '<embed src="javascript:alert(1)">',
     '<form action="javascript:alert(1)"><input type=submit></form>',
-    '<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>',
-    '<details open ontoggle=alert(1)>',
+    "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
+    "<details open ontoggle=alert(1)>",
     '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
     '<base href="javascript:alert(1)//">',
     "<link rel=stylesheet href=https://example.com/x.css>",
@@ -50,8 +50,24 @@ XSS = [
     "<IMG SRC=`javascript:alert(1)`>",
     "![x](javascript:alert(1))",
 ]
-ACTIVE = ("<script", "onerror", "onload", "ontoggle", "javascript:", "<iframe", "<style", "<object",
-          "<embed", "<form", "<meta", "<base", "<link", "<svg", "srcdoc", "style=")
+ACTIVE = (
+    "<script",
+    "onerror",
+    "onload",
+    "ontoggle",
+    "javascript:",
+    "<iframe",
+    "<style",
+    "<object",
+    "<embed",
+    "<form",
+    "<meta",
+    "<base",
+    "<link",
+    "<svg",
+    "srcdoc",
+    "style=",
+)
 
 
 def test_hostile_content_never_becomes_active_in_card_fields(tmp_path):
@@ -93,10 +109,13 @@ PNG = bytes.fromhex(
 
 
 def test_images_are_packaged_with_collision_free_names(tmp_path):
-    bank = write_bank(tmp_path / "questions", {
-        "01-基础/001-a.md": question_md(1, "图一", ["1. **拓扑图**：![环](img/ring.png) 环形"]),
-        "01-基础/002-b.md": question_md(2, "图二", ["1. **另一张**：![环](../01-基础/img/ring.png)"]),
-    })
+    bank = write_bank(
+        tmp_path / "questions",
+        {
+            "01-基础/001-a.md": question_md(1, "图一", ["1. **拓扑图**：![环](img/ring.png) 环形"]),
+            "01-基础/002-b.md": question_md(2, "图二", ["1. **另一张**：![环](../01-基础/img/ring.png)"]),
+        },
+    )
     (bank / "01-基础/img").mkdir()
     (bank / "01-基础/img/ring.png").write_bytes(PNG)
     plan = plan_build(Paths.default(bank), (), 1_800_000_000)
@@ -111,7 +130,9 @@ def test_images_are_packaged_with_collision_free_names(tmp_path):
 
 
 def test_learner_sees_the_image_in_anki(tmp_path, learner):
-    bank = write_bank(tmp_path / "questions", {"01-基础/001-a.md": question_md(1, "图", ["1. **图**：![环](ring.png)"])})
+    bank = write_bank(
+        tmp_path / "questions", {"01-基础/001-a.md": question_md(1, "图", ["1. **图**：![环](ring.png)"])}
+    )
     (bank / "01-基础/ring.png").write_bytes(PNG)
     CliRunner().invoke(main, ["build", "--questions", str(bank)])
     learner.import_deck(tmp_path / "decks" / "ainfra-cards.apkg")
@@ -133,7 +154,9 @@ def test_learner_sees_the_image_in_anki(tmp_path, learner):
 )
 def test_bad_image_references_are_refused(tmp_path, ref, message):
     (tmp_path / "outside.png").write_bytes(PNG)
-    bank = write_bank(tmp_path / "questions", {"01-基础/001-a.md": question_md(1, "图", [f"1. **图**：![x]({ref})"])})
+    bank = write_bank(
+        tmp_path / "questions", {"01-基础/001-a.md": question_md(1, "图", [f"1. **图**：![x]({ref})"])}
+    )
     (bank / "01-基础/link.png").symlink_to(tmp_path / "outside.png")
     with pytest.raises(CardsError) as e:
         load_bank(bank)
@@ -142,18 +165,30 @@ def test_bad_image_references_are_refused(tmp_path, ref, message):
 
 
 BAD_FILES = {
-    "not UTF-8": ("01-基础/002-gbk.md", question_md(2, "中文", ["1. **甲**：乙"]).encode("gbk"),
-                  "01-基础/002-gbk.md:1: not UTF-8"),
+    "not UTF-8": (
+        "01-基础/002-gbk.md",
+        question_md(2, "中文", ["1. **甲**：乙"]).encode("gbk"),
+        "01-基础/002-gbk.md:1: not UTF-8",
+    ),
     "binary": ("01-基础/002-bin.md", b"\x89PNG\x00\x00", "binary file"),
     "empty": ("01-基础/002-empty.md", b"", "01-基础/002-empty.md:1: file is empty"),
-    "no memory points": ("01-基础/002-none.md", question_md(2, "空", []).replace("## 记忆要点", "## 其他").encode(),
-                         "no '## 记忆要点' section"),
+    "no memory points": (
+        "01-基础/002-none.md",
+        question_md(2, "空", []).replace("## 记忆要点", "## 其他").encode(),
+        "no '## 记忆要点' section",
+    ),
     "empty memory points": ("01-基础/002-e.md", question_md(2, "空", []).encode(), "记忆要点 is empty"),
     "no number": ("01-基础/intro.md", b"# hi\n", "01-基础/intro.md:1: question file name has no number"),
-    "H1 disagrees": ("01-基础/002-h.md", question_md(3, "错号", ["1. **甲**：乙"]).encode(),
-                     "01-基础/002-h.md:1: H1 says question 3 but the file name says 2"),
-    "bad YAML": ("01-基础/002-y.md", b"---\ntags: [a, b\nid: x\n---\n" + question_md(2, "y", ["1. **a**：b"]).encode(),
-                 "01-基础/002-y.md:3: front matter is not valid YAML"),
+    "H1 disagrees": (
+        "01-基础/002-h.md",
+        question_md(3, "错号", ["1. **甲**：乙"]).encode(),
+        "01-基础/002-h.md:1: H1 says question 3 but the file name says 2",
+    ),
+    "bad YAML": (
+        "01-基础/002-y.md",
+        b"---\ntags: [a, b\nid: x\n---\n" + question_md(2, "y", ["1. **a**：b"]).encode(),
+        "01-基础/002-y.md:3: front matter is not valid YAML",
+    ),
     "huge": ("01-基础/002-big.md", b"# x\n" + b"a" * (5 * 2**20), "the limit is 4 MiB"),
 }
 
@@ -181,15 +216,21 @@ def test_unknown_front_matter_key_is_a_warning(tmp_path):
 
 
 def test_check_lists_every_problem_in_one_run(tmp_path):
-    bank = write_bank(tmp_path / "questions", {
-        "01-基础/001-a.md": question_md(1, "甲", ["1. **a**："]),
-        "01-基础/002-b.md": question_md(3, "乙", ["1. **a**：b"]),
-        "01-基础/003-c.md": "",
-    })
+    bank = write_bank(
+        tmp_path / "questions",
+        {
+            "01-基础/001-a.md": question_md(1, "甲", ["1. **a**："]),
+            "01-基础/002-b.md": question_md(3, "乙", ["1. **a**：b"]),
+            "01-基础/003-c.md": "",
+        },
+    )
     result = CliRunner().invoke(main, ["check", "--questions", str(bank)])
     assert result.exit_code == 1 and "3 error(s)" in result.output
     assert [ln.split(":")[0] for ln in result.output.splitlines()[:3]] == [
-        "01-基础/001-a.md", "01-基础/002-b.md", "01-基础/003-c.md"]
+        "01-基础/001-a.md",
+        "01-基础/002-b.md",
+        "01-基础/003-c.md",
+    ]
 
 
 def test_symlink_loop_and_unreadable_file(tmp_path):
@@ -214,7 +255,9 @@ def test_five_thousand_items_work(tmp_path):
 
 
 def test_hand_edited_lock_with_duplicate_guid_is_refused(tmp_path):
-    bank = write_bank(tmp_path / "questions", {"01-基础/001-a.md": question_md(1, "甲", ["1. **a**：b", "2. **c**：d"])})
+    bank = write_bank(
+        tmp_path / "questions", {"01-基础/001-a.md": question_md(1, "甲", ["1. **a**：b", "2. **c**：d"])}
+    )
     assert CliRunner().invoke(main, ["build", "--questions", str(bank)]).exit_code == 0
     lock = tmp_path / "decks" / "ainfra-cards.lock.yaml"
     data = yaml.safe_load(lock.read_text("utf-8"))
@@ -259,9 +302,15 @@ def test_a_killed_build_leaves_the_previous_files_intact(tmp_path):
     full = time.monotonic() - start
     for fraction in (0.1, 0.3, 0.5, 0.7, 0.85, 0.95):
         for q in list(bank.glob("01*/00[1-3]*.md")):  # a change, so the build has something to write
-            q.write_text(q.read_text("utf-8").replace("## 题目", f"## 题目\n\n<!-- {fraction} -->", 1), "utf-8")
-        proc = subprocess.Popen(_build_cmd(bank), env={**env, "SOURCE_DATE_EPOCH": str(1800000000 + int(fraction * 100))},
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            q.write_text(
+                q.read_text("utf-8").replace("## 题目", f"## 题目\n\n<!-- {fraction} -->", 1), "utf-8"
+            )
+        proc = subprocess.Popen(
+            _build_cmd(bank),
+            env={**env, "SOURCE_DATE_EPOCH": str(1800000000 + int(fraction * 100))},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(full * fraction)
         proc.send_signal(signal.SIGKILL)
         proc.wait()

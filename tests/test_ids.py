@@ -19,28 +19,42 @@ def guids(plan):
 
 
 def test_an_explicit_item_id_wins_over_any_text(tmp_path):
-    bank = write_bank(tmp_path / "questions", {"01-a/001-x.md": question_md(1, "题", ["1. **甲乙丙**：丁戊己 {#k1}", "2. **子**：丑"])})
+    bank = write_bank(
+        tmp_path / "questions",
+        {"01-a/001-x.md": question_md(1, "题", ["1. **甲乙丙**：丁戊己 {#k1}", "2. **子**：丑"])},
+    )
     first = guids(build(tmp_path, 100))
-    (bank / "01-a/001-x.md").write_text(question_md(1, "题", ["1. **完全不同的提示**：全新答案 {#k1}", "2. **子**：丑"]), "utf-8")
+    (bank / "01-a/001-x.md").write_text(
+        question_md(1, "题", ["1. **完全不同的提示**：全新答案 {#k1}", "2. **子**：丑"]), "utf-8"
+    )
     second = guids(build(tmp_path, 200))
     assert second["完全不同的提示"] == first["甲乙丙"]
 
 
 def test_an_id_added_later_keeps_the_guid_and_then_pins_it(tmp_path):
-    bank = write_bank(tmp_path / "questions", {"01-a/001-x.md": question_md(1, "题", ["1. **甲乙丙**：丁戊己"])})
+    bank = write_bank(
+        tmp_path / "questions", {"01-a/001-x.md": question_md(1, "题", ["1. **甲乙丙**：丁戊己"])}
+    )
     first = guids(build(tmp_path, 100))
     (bank / "01-a/001-x.md").write_text(question_md(1, "题", ["1. **甲乙丙**：丁戊己 {#pinned}"]), "utf-8")
     assert guids(build(tmp_path, 200))["甲乙丙"] == first["甲乙丙"]
-    (bank / "01-a/001-x.md").write_text(question_md(1, "题", ["1. **另一件事**：毫不相干 {#pinned}"]), "utf-8")
+    (bank / "01-a/001-x.md").write_text(
+        question_md(1, "题", ["1. **另一件事**：毫不相干 {#pinned}"]), "utf-8"
+    )
     assert guids(build(tmp_path, 300))["另一件事"] == first["甲乙丙"]
 
 
 def test_a_front_matter_id_survives_renumbering(tmp_path):
     text = "---\nid: ddp-buckets\n---\n"
-    bank = write_bank(tmp_path / "questions", {"01-a/001-x.md": text + question_md(1, "题", ["1. **甲**：乙", "2. **丙**：丁"])})
+    bank = write_bank(
+        tmp_path / "questions",
+        {"01-a/001-x.md": text + question_md(1, "题", ["1. **甲**：乙", "2. **丙**：丁"])},
+    )
     first = guids(build(tmp_path, 100))
     (bank / "01-a/001-x.md").unlink()
-    (bank / "01-a/007-x.md").write_text(text + question_md(7, "题", ["1. **甲**：乙", "2. **丙**：丁"]), "utf-8")
+    (bank / "01-a/007-x.md").write_text(
+        text + question_md(7, "题", ["1. **甲**：乙", "2. **丙**：丁"]), "utf-8"
+    )
     assert guids(build(tmp_path, 200)) == first
 
 
@@ -58,7 +72,10 @@ def test_a_deleted_item_that_returns_gets_its_old_guid(tmp_path):
 
 
 def test_same_bank_and_lock_give_the_same_notes_fields_tags_and_times(tmp_path):
-    write_bank(tmp_path / "questions", {"01-a/001-x.md": question_md(1, "题", ["1. **甲**：乙 `x`", "2. 默认 25 MB"])})
+    write_bank(
+        tmp_path / "questions",
+        {"01-a/001-x.md": question_md(1, "题", ["1. **甲**：乙 `x`", "2. 默认 25 MB"])},
+    )
     build(tmp_path, 100)
     paths = Paths.default(tmp_path / "questions")
     a, b = plan_build(paths, (), 500), plan_build(paths, (), 900)

@@ -27,8 +27,11 @@ TITLE = "DDP 的 gradient bucketing"
         ("显存 ≈ 16Φ 字节", "显存", "16Φ 字节"),
         ("总显存=参数+梯度+优化器状态", "总显存", "参数+梯度+优化器状态"),
         # '=' inside code spans or KEY=VALUE text is not a separator
-        ("`TORCH_DISTRIBUTED_DEBUG=DETAIL` 的作用 = 打印每个 rank 的集合通信检查",
-         "`TORCH_DISTRIBUTED_DEBUG=DETAIL` 的作用", "打印每个 rank 的集合通信检查"),
+        (
+            "`TORCH_DISTRIBUTED_DEBUG=DETAIL` 的作用 = 打印每个 rank 的集合通信检查",
+            "`TORCH_DISTRIBUTED_DEBUG=DETAIL` 的作用",
+            "打印每个 rank 的集合通信检查",
+        ),
         ("NCCL_DEBUG=INFO 的用途 = 打印初始化与拓扑信息", "NCCL_DEBUG=INFO 的用途", "打印初始化与拓扑信息"),
         # two clauses joined with '；' that both contain ' = ' split at the first only
         ("ZeRO-1 = 切优化器状态；ZeRO-2 = 再切梯度", "ZeRO-1", "切优化器状态；ZeRO-2 = 再切梯度"),
@@ -105,8 +108,10 @@ def test_markdown_and_math_render_for_anki():
 
 
 def test_raw_html_is_never_passed_through():
-    html = to_html('<script>alert(1)</script><img src=x onerror="alert(2)"><a href="javascript:alert(3)">x</a>'
-                   '<iframe src="https://e.com"></iframe><style>body{display:none}</style>')
+    html = to_html(
+        '<script>alert(1)</script><img src=x onerror="alert(2)"><a href="javascript:alert(3)">x</a>'
+        '<iframe src="https://e.com"></iframe><style>body{display:none}</style>'
+    )
     for bad in ("<script", "onerror", "javascript:", "<iframe", "<style", "alert(1)"):
         assert bad not in html
 
@@ -125,14 +130,19 @@ def test_crlf_bom_bare_number_and_front_matter(tmp_path):
 
 
 def test_pages_are_not_questions_and_ranges_come_from_the_front_page(tmp_path):
-    front = "# 题库\n\n| 模块 | 题号 |\n|---|---|\n| [01 基础](./01-基础/README.md) | 1–5 |\n| 02 进阶 | 6-9 |\n"
-    root = write_bank(tmp_path / "q", {
-        "README.md": front,
-        "305题漫游指南.md": "# 漫游\n\n[第 1 题](./01-基础/001-a.md)\n",
-        "01-基础/README.md": "# 01 基础\n",
-        "01-基础/001-a.md": question_md(1, "甲", ["1. **a**：b"]),
-        "01-基础/006-b.md": question_md(6, "乙", ["1. **a**：b"]),
-    })
+    front = (
+        "# 题库\n\n| 模块 | 题号 |\n|---|---|\n| [01 基础](./01-基础/README.md) | 1–5 |\n| 02 进阶 | 6-9 |\n"
+    )
+    root = write_bank(
+        tmp_path / "q",
+        {
+            "README.md": front,
+            "305题漫游指南.md": "# 漫游\n\n[第 1 题](./01-基础/001-a.md)\n",
+            "01-基础/README.md": "# 01 基础\n",
+            "01-基础/001-a.md": question_md(1, "甲", ["1. **a**：b"]),
+            "01-基础/006-b.md": question_md(6, "乙", ["1. **a**：b"]),
+        },
+    )
     assert module_ranges(front) == {1: (1, 5), 2: (6, 9)}
     with pytest.raises(CardsError) as e:
         load_bank(root)

@@ -13,11 +13,45 @@ from ainfra_cards.errors import CardsError, Collector
 from ainfra_cards.parse import parse_question
 from ainfra_cards.sources import SourceFile, split_front_matter
 
-MARKDOWN_BITS = st.sampled_from([
-    "# 第 1 题：题", "## 题目", "## 完整讲解", "## 面试要点", "## 记忆要点", "---", "```", "```python",
-    "1. ", "- ", "  - ", "**", "：", "=", " = ", "≈", "——", "`", "\\(", "\\)", "\\[", "\\]", "{#x}",
-    "<script>", "[a](b)", "![i](x.png)", "\n", "\n\n", "\t", "\r\n", "\ufeff", "题", "a", "1", " ",
-])
+MARKDOWN_BITS = st.sampled_from(
+    [
+        "# 第 1 题：题",
+        "## 题目",
+        "## 完整讲解",
+        "## 面试要点",
+        "## 记忆要点",
+        "---",
+        "```",
+        "```python",
+        "1. ",
+        "- ",
+        "  - ",
+        "**",
+        "：",
+        "=",
+        " = ",
+        "≈",
+        "——",
+        "`",
+        "\\(",
+        "\\)",
+        "\\[",
+        "\\]",
+        "{#x}",
+        "<script>",
+        "[a](b)",
+        "![i](x.png)",
+        "\n",
+        "\n\n",
+        "\t",
+        "\r\n",
+        "\ufeff",
+        "题",
+        "a",
+        "1",
+        " ",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -40,8 +74,38 @@ def test_random_markdown_never_crashes_the_parser(parts):
 # ---------------------------------------------------------------------------------------------
 # Random maintainer edits across several rebuild-and-reimport rounds, in the real Anki engine.
 
-WORDS = ("梯度 显存 通信 带宽 延迟 分桶 切分 重算 流水线 算子 融合 调度 缓存 量化 精度 拓扑 "
-         "吞吐 队列 副本 分片 校验 回滚 预取 压缩 索引 哈希 快照 心跳 租约 配额").split()
+WORDS = [
+    "梯度",
+    "显存",
+    "通信",
+    "带宽",
+    "延迟",
+    "分桶",
+    "切分",
+    "重算",
+    "流水线",
+    "算子",
+    "融合",
+    "调度",
+    "缓存",
+    "量化",
+    "精度",
+    "拓扑",
+    "吞吐",
+    "队列",
+    "副本",
+    "分片",
+    "校验",
+    "回滚",
+    "预取",
+    "压缩",
+    "索引",
+    "哈希",
+    "快照",
+    "心跳",
+    "租约",
+    "配额",
+]
 
 
 class Fact:
@@ -56,7 +120,17 @@ class Fact:
         return f"{i}. **{self.cue}**：{self.answer}"
 
 
-EDITS = ["fix_answer", "rewrite_cue", "touch_both", "reorder", "insert", "delete", "replace", "rename", "move"]
+EDITS = [
+    "fix_answer",
+    "rewrite_cue",
+    "touch_both",
+    "reorder",
+    "insert",
+    "delete",
+    "replace",
+    "rename",
+    "move",
+]
 
 
 def _tweak(text: str, rng: random.Random) -> str:
@@ -67,22 +141,34 @@ def _tweak(text: str, rng: random.Random) -> str:
 
 
 @settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.lists(st.sampled_from(EDITS), min_size=1, max_size=4), min_size=2, max_size=4),
-       st.integers(0, 2**16))
+@given(
+    st.lists(st.lists(st.sampled_from(EDITS), min_size=1, max_size=4), min_size=2, max_size=4),
+    st.integers(0, 2**16),
+)
 def test_random_edits_never_lose_or_misattach_history(tmp_path_factory, rounds, seed):
     rng = random.Random(seed)
     root = tmp_path_factory.mktemp("bank")
     serial = iter(range(1, 10_000))
     # question number -> [folder, slug, facts]
-    bank = {n: [f"0{1 + n % 2}-模块{1 + n % 2}", f"q{n}", [Fact(rng, next(serial)) for _ in range(3)]]
-            for n in (1, 2, 3)}
+    bank = {
+        n: [f"0{1 + n % 2}-模块{1 + n % 2}", f"q{n}", [Fact(rng, next(serial)) for _ in range(3)]]
+        for n in (1, 2, 3)
+    }
 
     def write():
         qdir = root / "questions"
         for p in qdir.rglob("*.md") if qdir.exists() else []:
             p.unlink()
-        write_bank(qdir, {f"{folder}/{n:03d}-{slug}.md": question_md(n, f"题{n}", [f.line(i) for i, f in enumerate(facts, 1)])
-                          for n, (folder, slug, facts) in bank.items() if facts})
+        write_bank(
+            qdir,
+            {
+                f"{folder}/{n:03d}-{slug}.md": question_md(
+                    n, f"题{n}", [f.line(i) for i, f in enumerate(facts, 1)]
+                )
+                for n, (folder, slug, facts) in bank.items()
+                if facts
+            },
+        )
 
     builder = Builder(root)
     learner = Learner(root / "learner.anki2")
@@ -93,9 +179,11 @@ def test_random_edits_never_lose_or_misattach_history(tmp_path_factory, rounds, 
         learner.study_all()
         guid_of = {}  # fact serial -> guid
         order = [f for n in sorted(bank) for f in bank[n][2]]
-        for fact, card in zip(order, plan.cards):
+        for fact, card in zip(order, plan.cards, strict=True):
             guid_of[fact.serial] = card.guid
-        history = {s: (learner.card_of(g).id, learner.reviews(learner.card_of(g).id)) for s, g in guid_of.items()}
+        history = {
+            s: (learner.card_of(g).id, learner.reviews(learner.card_of(g).id)) for s, g in guid_of.items()
+        }
         for edits in rounds:
             for edit in edits:
                 _apply(edit, bank, rng, serial)

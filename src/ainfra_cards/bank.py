@@ -96,8 +96,9 @@ def _check_numbers(
         assert number is not None and src.module_dir is not None
         if number in seen:
             problems.error(
-                str(src.path), 1, f"question {number} is also {seen[number].path}; give one of them "
-                "another number"
+                str(src.path),
+                1,
+                f"question {number} is also {seen[number].path}; give one of them another number",
             )
         else:
             seen[number] = src
@@ -107,8 +108,10 @@ def _check_numbers(
             home = next((n for n, (lo, hi) in ranges.items() if lo <= number <= hi), None)
             where = f"; it belongs in module {home:02d}" if home is not None else ""
             problems.error(
-                str(src.path), 1, f"question {number} is outside module {module.number:02d}'s range "
-                f"{span[0]}–{span[1]} (front page table){where}; move or renumber it"
+                str(src.path),
+                1,
+                f"question {number} is outside module {module.number:02d}'s range "
+                f"{span[0]}–{span[1]} (front page table){where}; move or renumber it",
             )
 
 

@@ -20,13 +20,14 @@ from . import notetype as nt
 from .bank import Progress, load_bank, questions_of, select_modules
 from .errors import CardsError, Problem
 from .ids import Assignment, Lock, LockEntry, assign, digest, dump_lock, load_lock, next_lock, parse_lock_text
+from .media import anki_name
 from .model import Bank, Card, MemoryPoint, Module, Question
 from .package import apkg_summary, write_apkg
-from .media import anki_name
 from .render import to_html
 
 DECK_FILE = "ainfra-cards.apkg"
 LOCK_FILE = "ainfra-cards.lock.yaml"
+STUDY_FILE = "study.html"
 
 
 @dataclass
@@ -58,16 +59,23 @@ class Paths:
     questions: Path
     output: Path
     lock: Path
+    study: Path | None = None  # study.html, written by a whole-bank build
 
     @classmethod
-    def default(cls, questions: Path, output: Path | None = None, lock: Path | None = None,
-                modules: tuple[str, ...] = ()) -> Paths:
+    def default(
+        cls,
+        questions: Path,
+        output: Path | None = None,
+        lock: Path | None = None,
+        modules: tuple[str, ...] = (),
+    ) -> Paths:
         """The deck and its lock go to decks/ beside the bank folder, so each bank has its own."""
         decks = questions.resolve().parent / "decks"
         if output is None:
             suffix = "".join(f"-{m.split('-')[0]}" for m in modules)
             output = decks / (DECK_FILE if not modules else f"ainfra-cards{suffix}.apkg")
-        return cls(questions, output, lock if lock is not None else decks / LOCK_FILE)
+        study = None if modules else decks / STUDY_FILE
+        return cls(questions, output, lock if lock is not None else decks / LOCK_FILE, study)
 
 
 def question_fields(q: Question) -> dict[str, str]:
@@ -98,8 +106,9 @@ def _images(q: Question) -> Callable[[str], str | None]:
     return lambda ref: anki_name(q.media[ref]) if ref in q.media else None
 
 
-def plan_build(paths: Paths, modules: tuple[str, ...] = (), now: int = 0,
-               progress: Progress | None = None) -> BuildPlan:
+def plan_build(
+    paths: Paths, modules: tuple[str, ...] = (), now: int = 0, progress: Progress | None = None
+) -> BuildPlan:
     """Parse the bank, match it against the lock and render every card; write nothing."""
     bank, problems = load_bank(paths.questions, progress)
     selected = select_modules(bank, modules)
@@ -112,7 +121,9 @@ def plan_build(paths: Paths, modules: tuple[str, ...] = (), now: int = 0,
             guid = assignment.guids[(q.key, p.index)]
             fields, tags = render_card(q, p, shared)
             rendered.append((q, p, guid, fields, tags, digest(fields, tags, nt.deck_id(q.module.number))))
-    new_lock = next_lock(lock, assignment, [(q, p, d) for q, p, _, _, _, d in rendered], nt.notetype_digest(), now)
+    new_lock = next_lock(
+        lock, assignment, [(q, p, d) for q, p, _, _, _, d in rendered], nt.notetype_digest(), now
+    )
     mods = {e.guid: e.mod for e in new_lock.entries}
     cards = [
         Card(guid, mods[guid], fields, tags, q.module, q.number)
@@ -128,11 +139,21 @@ def plan_build(paths: Paths, modules: tuple[str, ...] = (), now: int = 0,
     }
     used = "".join(v for c in cards for v in c.fields.values())
     media = {name: path for name, path in media.items() if name in used}
-    return BuildPlan(bank, cards, new_lock, dump_lock(new_lock, f"ainfra-cards {__version__}"), changes,
-                     assignment.retired, problems.warnings, media)
+    return BuildPlan(
+        bank,
+        cards,
+        new_lock,
+        dump_lock(new_lock, f"ainfra-cards {__version__}"),
+        changes,
+        assignment.retired,
+        problems.warnings,
+        media,
+    )
 
 
-def _changes(bank: Bank, rendered: list, lock: Lock | None, assignment: Assignment) -> dict[str, ModuleChanges]:
+def _changes(
+    bank: Bank, rendered: list, lock: Lock | None, assignment: Assignment
+) -> dict[str, ModuleChanges]:
     old = lock.by_guid() if lock else {}
     changes = {m.label: ModuleChanges() for m in bank.modules}
     for q, _, guid, _, _, content in rendered:
@@ -155,7 +176,7 @@ def _changes(bank: Bank, rendered: list, lock: Lock | None, assignment: Assignme
 # Writing
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     """Call write(tmp) for a temporary file beside path, then rename it over path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -188,8 +209,13 @@ def build_lock(lock_path: Path) -> Iterator[None]:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as e:
-            raise CardsError(Problem(str(lock_path), 1, "another ainfra-cards build is writing this lock; "
-                                     "wait for it to finish and run again")) from e
+            raise CardsError(
+                Problem(
+                    str(lock_path),
+                    1,
+                    "another ainfra-cards build is writing this lock; wait for it to finish and run again",
+                )
+            ) from e
         try:
             yield
         finally:
@@ -208,7 +234,9 @@ def stale_outputs(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None =
     """Which committed outputs differ from what this build would write (for build --check)."""
     stale = []
     # Compared as data, not text: another YAML emitter may wrap or quote differently.
-    if not paths.lock.is_file() or _lock_data(paths.lock.read_text(encoding="utf-8")) != _lock_data(plan.lock_text):
+    if not paths.lock.is_file() or _lock_data(paths.lock.read_text(encoding="utf-8")) != _lock_data(
+        plan.lock_text
+    ):
         stale.append(str(paths.lock))
     if not paths.output.is_file():
         stale.append(str(paths.output))

@@ -14,15 +14,21 @@ import click
 
 from . import __version__
 from .bank import load_bank
-from .build import BuildPlan, Paths, build_lock, plan_build, stale_outputs, write_build
-from .errors import CardsError, Problem
+from .build import BuildPlan, Paths, build_lock, plan_build, stale_outputs, write_build, write_text
+from .config import load_branding, merge
+from .errors import CardsError, Collector, Problem
+from .htmlpage import render_study_html
 from .notetype import TAG_ROOT
 
 T = TypeVar("T")
 
 QUESTIONS_OPTION = click.option(
-    "--questions", "questions", type=click.Path(path_type=Path, file_okay=False), default=Path("questions"),
-    show_default=True, help="The bank folder (module folders NN-名称/ with NNN-slug.md files).",
+    "--questions",
+    "questions",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("questions"),
+    show_default=True,
+    help="The bank folder (module folders NN-名称/ with NNN-slug.md files).",
 )
 
 
@@ -69,41 +75,114 @@ def main() -> None:
     """
 
 
+BRANDING_OPTIONS = [
+    click.option("--title", help="study.html title.  [default: the bank's front page title]"),
+    click.option("--subtitle", help="study.html subtitle.  [default: question and card counts]"),
+    click.option("--browser-title", help="study.html <title>.  [default: the title]"),
+]
+
+
+def branding_options(f):  # type: ignore[no-untyped-def]
+    for option in reversed(BRANDING_OPTIONS):
+        f = option(f)
+    return f
+
+
+def _study_html(plan_bank, questions: Path, title, subtitle, browser_title) -> str:  # type: ignore[no-untyped-def]
+    problems = Collector()
+    branding = merge(load_branding(questions, problems), title, subtitle, browser_title)
+    _warn(problems.problems)
+    return render_study_html(plan_bank, branding)
+
+
 @main.command()
 @QUESTIONS_OPTION
-@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
-              help="The .apkg to write.  [default: decks/ainfra-cards.apkg beside the bank]")
-@click.option("--lock", "lock", type=click.Path(path_type=Path, dir_okay=False),
-              help="The lock file.  [default: decks/ainfra-cards.lock.yaml beside the bank]")
-@click.option("--module", "-m", "modules", multiple=True, metavar="M",
-              help="Only this module in the deck ('05' or '05-数据并行'); repeatable. The lock still covers the whole bank.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The .apkg to write.  [default: decks/ainfra-cards.apkg beside the bank]",
+)
+@click.option(
+    "--lock",
+    "lock",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The lock file.  [default: decks/ainfra-cards.lock.yaml beside the bank]",
+)
+@click.option(
+    "--module",
+    "-m",
+    "modules",
+    multiple=True,
+    metavar="M",
+    help="Only this module in the deck ('05' or '05-数据并行'); repeatable. "
+    "The lock still covers the whole bank, and study.html is not written.",
+)
 @click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the deck or lock on disk is stale.")
-def build(questions: Path, output: Path | None, lock: Path | None, modules: tuple[str, ...],
-          dry_run: bool, check: bool) -> None:
-    """Build the Anki deck and update the lock; print what changed per module."""
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the deck, lock or study.html is stale.")
+@branding_options
+def build(
+    questions: Path,
+    output: Path | None,
+    lock: Path | None,
+    modules: tuple[str, ...],
+    dry_run: bool,
+    check: bool,
+    title: str | None,
+    subtitle: str | None,
+    browser_title: str | None,
+) -> None:
+    """Build the Anki deck, the lock and study.html; print what changed per module."""
     paths = Paths.default(questions, output, lock, modules)
     try:
         with build_lock(paths.lock):
             plan = plan_build(paths, modules, _now(), _progress)
             _warn(plan.warnings)
+            extra = {}
+            if paths.study is not None:
+                extra[paths.study] = _study_html(plan.bank, questions, title, subtitle, browser_title)
             if check:
-                _check(plan, paths)
+                _check(plan, paths, extra)
                 return
             _report(plan, paths, written=not dry_run)
             if not dry_run:
-                write_build(plan, paths)
+                write_build(plan, paths, extra)
     except CardsError as e:
         _fail(e)
 
 
-def _check(plan: BuildPlan, paths: Paths) -> None:
-    stale = stale_outputs(plan, paths)
+@main.command()
+@QUESTIONS_OPTION
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The page to write.  [default: decks/study.html beside the bank]",
+)
+@branding_options
+def html(
+    questions: Path, output: Path | None, title: str | None, subtitle: str | None, browser_title: str | None
+) -> None:
+    """Build study.html: the whole bank as one offline page for reading and self-testing."""
+    target = output or Paths.default(questions).study
+    assert target is not None
+    try:
+        bank, problems = load_bank(questions, _progress)
+        _warn(problems.warnings)
+        write_text(target, _study_html(bank, questions, title, subtitle, browser_title))
+    except CardsError as e:
+        _fail(e)
+    click.echo(f"wrote: {target} ({len(bank.questions)} questions)")
+
+
+def _check(plan: BuildPlan, paths: Paths, extra: dict[Path, str]) -> None:
+    stale = stale_outputs(plan, paths, extra)
     if stale:
         for s in stale:
             click.echo(f"{s}: stale; run `ainfra-cards build` and commit the result", err=True)
         sys.exit(1)
-    click.echo(f"up to date: {paths.output} and {paths.lock} ({len(plan.cards)} cards)")
+    names = ", ".join(str(p) for p in [paths.output, paths.lock, *extra])
+    click.echo(f"up to date: {names} ({len(plan.cards)} cards)")
 
 
 def _width(text: str) -> int:
@@ -121,15 +200,20 @@ def _report(plan: BuildPlan, paths: Paths, written: bool) -> None:
     totals = [0, 0, 0, 0]
     for label, c in sorted(plan.changes.items()):
         row = [c.added, c.updated, c.unchanged, c.retired]
-        totals = [a + b for a, b in zip(totals, row)]
+        totals = [a + b for a, b in zip(totals, row, strict=True)]
         if any(row):
-            click.echo(f"{_ljust(label, width)}  {c.added:>5}  {c.updated:>7}  {c.unchanged:>9}  {c.retired:>7}")
+            click.echo(
+                f"{_ljust(label, width)}  {c.added:>5}  {c.updated:>7}  {c.unchanged:>9}  {c.retired:>7}"
+            )
     click.echo(f"{_ljust('total', width)}  {totals[0]:>5}  {totals[1]:>7}  {totals[2]:>9}  {totals[3]:>7}")
     for e in plan.retired:
-        click.echo(f"retired: question {e.number} item {e.index} \"{e.cue}\" ({e.guid}): no longer in the bank; "
-                   f"Anki keeps it until you delete it (browse tag:{TAG_ROOT}::Q{e.number:03d})")
+        click.echo(
+            f'retired: question {e.number} item {e.index} "{e.cue}" ({e.guid}): no longer in the bank; '
+            f"Anki keeps it until you delete it (browse tag:{TAG_ROOT}::Q{e.number:03d})"
+        )
     verb = "wrote" if written else "would write (dry run)"
-    click.echo(f"{verb}: {paths.output} ({len(plan.cards)} cards), {paths.lock}")
+    study = f", {paths.study}" if paths.study else ""
+    click.echo(f"{verb}: {paths.output} ({len(plan.cards)} cards), {paths.lock}{study}")
 
 
 @main.command()

@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
+from .media import data_uri
 from .model import Bank, MemoryPoint, Module, Page, Question
 from .render import mathml, to_html
 
@@ -121,8 +122,11 @@ class Anchors:
         path = unquote(href.split("#", 1)[0].split("?", 1)[0])
         if not path:
             return None
-        joined = posixpath.normpath(posixpath.join(str(base.parent), path)) if not path.startswith("/") \
+        joined = (
+            posixpath.normpath(posixpath.join(str(base.parent), path))
+            if not path.startswith("/")
             else posixpath.normpath(path.lstrip("/"))
+        )
         joined = joined.removeprefix("./").rstrip("/")
         if joined in ("", "."):
             joined = "README.md"
@@ -167,6 +171,9 @@ def _fix_links(fragment: str, anchors: Anchors, base: PurePosixPath) -> str:
     def img(m: re.Match[str]) -> str:
         attrs = _attrs(m.group(1))
         alt = attrs.get("alt") or attrs.get("title") or "图"
+        src = attrs.get("src", "")
+        if src.startswith("data:image/"):  # a bank image, inlined by _md; nothing else is loaded
+            return f'<img src="{html.escape(src)}" alt="{html.escape(alt)}">'
         return f'<span class="img-alt">[图：{html.escape(alt)}]</span>'
 
     fragment = _A_RE.sub(a, fragment)
@@ -176,8 +183,19 @@ def _fix_links(fragment: str, anchors: Anchors, base: PurePosixPath) -> str:
     return fragment.replace("</table>", "</table></div>")
 
 
-def _md(text: str, anchors: Anchors, base: PurePosixPath, inline: bool = False) -> str:
-    return _fix_links(to_html(text, math=mathml, inline=inline), anchors, base)
+def _md(
+    text: str,
+    anchors: Anchors,
+    base: PurePosixPath,
+    inline: bool = False,
+    media: dict[str, Path] | None = None,
+) -> str:
+    """Render Markdown; images the bank validated (media) are inlined as data: URIs."""
+
+    def image(ref: str) -> str | None:
+        return data_uri(media[ref]) if media and ref in media else None
+
+    return _fix_links(to_html(text, math=mathml, inline=inline, images=image), anchors, base)
 
 
 def _no_links(fragment: str) -> str:
@@ -207,20 +225,28 @@ def _question(q: Question, anchors: Anchors, aid: str, seen_cards: set[str]) -> 
         f'<h1 class="qtitle">{title}</h1>',
         "</header>",
         '<section class="sec sec-prompt"><h2>题目</h2>',
-        _md(q.prompt, anchors, base),
+        _md(q.prompt, anchors, base, media=q.media),
         "</section>",
         '<div class="reveal-row"><button type="button" class="reveal" aria-expanded="false">查看答案</button></div>',
         '<div class="answer" hidden>',
     ]
     if q.explanation:
-        parts += ['<section class="sec sec-explain"><h2>完整讲解</h2>', _md(q.explanation, anchors, base), "</section>"]
+        parts += [
+            '<section class="sec sec-explain"><h2>完整讲解</h2>',
+            _md(q.explanation, anchors, base, media=q.media),
+            "</section>",
+        ]
     if q.talking_points:
-        parts += ['<section class="sec sec-talk"><h2>面试要点</h2>', _md(q.talking_points, anchors, base), "</section>"]
+        parts += [
+            '<section class="sec sec-talk"><h2>面试要点</h2>',
+            _md(q.talking_points, anchors, base, media=q.media),
+            "</section>",
+        ]
     for name, body in q.extra_sections:
         if body.strip():
             parts += [
                 f'<section class="sec sec-extra"><h2>{html.escape(name.strip())}</h2>',
-                _md(body, anchors, base),
+                _md(body, anchors, base, media=q.media),
                 "</section>",
             ]
     if q.points:
@@ -232,8 +258,8 @@ def _question(q: Question, anchors: Anchors, aid: str, seen_cards: set[str]) -> 
             seen_cards.add(cid)
             parts.append(
                 f'<li class="pt pt-{html.escape(p.kind)}" data-card="{cid}">'
-                f'<div class="pt-cue">{_md(p.cue, anchors, base, inline=True)}</div>'
-                f'<div class="pt-ans">{_md(p.answer, anchors, base, inline=True)}</div></li>'
+                f'<div class="pt-cue">{_md(p.cue, anchors, base, inline=True, media=q.media)}</div>'
+                f'<div class="pt-ans">{_md(p.answer, anchors, base, inline=True, media=q.media)}</div></li>'
             )
         parts.append("</ol></section>")
     parts.append("</div></article>")

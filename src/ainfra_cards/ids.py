@@ -18,12 +18,12 @@ from typing import Any
 
 import yaml
 
+from .errors import CardsError, Problem
+from .model import MemoryPoint, Question
+
 # libyaml's C loader and dumper when PyYAML has them (its wheels do): 20x faster on big locks.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-from .errors import CardsError, Problem
-from .model import MemoryPoint, Question
 
 LOCK_FORMAT = 1
 # Namespace of every GUID this tool makes: no other deck's GUIDs start with it, and it must
@@ -92,8 +92,12 @@ def load_lock(path: Path) -> Lock | None:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise CardsError(
-            Problem(where, (mark.line + 1) if mark else 1, f"lock file is not valid YAML ({getattr(e, 'problem', e)}); "
-                    "restore it from git (`git checkout -- <lock>`) or resolve the merge conflict; it was not changed")
+            Problem(
+                where,
+                (mark.line + 1) if mark else 1,
+                f"lock file is not valid YAML ({getattr(e, 'problem', e)}); restore it from git "
+                "(`git checkout -- <lock>`) or resolve the merge conflict; it was not changed",
+            )
         ) from e
     return _lock_from_data(data, where)
 
@@ -110,8 +114,12 @@ def _lock_from_data(data: Any, where: str) -> Lock:
         raise bad("not an ainfra-cards lock file (no 'format' key)")
     if not isinstance(data["format"], int) or data["format"] > LOCK_FORMAT:
         raise CardsError(
-            Problem(where, 1, f"lock format {data['format']!r} is newer than this ainfra-cards understands "
-                    f"({LOCK_FORMAT}); upgrade ainfra-cards (pip install -U .); the lock was not changed")
+            Problem(
+                where,
+                1,
+                f"lock format {data['format']!r} is newer than this ainfra-cards understands "
+                f"({LOCK_FORMAT}); upgrade ainfra-cards (pip install -U .); the lock was not changed",
+            )
         )
     notetype = data.get("notetype") or {}
     lock = Lock(str(notetype.get("digest", "")), int(notetype.get("mod", 0) or 0))
@@ -152,8 +160,9 @@ def dump_lock(lock: Lock, generator: str) -> str:
         "# note last changed. Commit it with the bank. Do not edit by hand; on a merge conflict,\n"
         "# keep both sides' notes (see README, 'what happens when').\n"
     )
-    body = yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=4096,
-                     default_flow_style=False)
+    body = yaml.dump(
+        data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=4096, default_flow_style=False
+    )
     return header + body
 
 
@@ -221,10 +230,11 @@ def assign(questions: list[Question], lock: Lock | None) -> Assignment:
         if e.guid not in claimed:
             same_text.setdefault((e.question, plain(e.cue), plain(e.answer)), e)
     for q, p in pending:
-        e = same_text.get((q.key, plain(p.cue), plain(p.answer)))
-        free = e is not None and e.guid not in claimed and (q.key, p.index) not in guids
-        if free and not (p.explicit_id and e.id and p.explicit_id != e.id):  # type: ignore[union-attr]
-            claim(q, p, e)  # type: ignore[arg-type]
+        twin = same_text.get((q.key, plain(p.cue), plain(p.answer)))
+        if twin is None or twin.guid in claimed or (q.key, p.index) in guids:
+            continue
+        if not (p.explicit_id and twin.id and p.explicit_id != twin.id):
+            claim(q, p, twin)
     # 3. Within the same question (same key, or same number when an id was added), by similarity.
     _greedy(
         [(q, p) for q, p in pending if (q.key, p.index) not in guids],

@@ -37,8 +37,12 @@ def find_images(
 
 def _resolve(ref: str, source: Path, root: Path, rel: str, line: int, problems: Collector) -> Path | None:
     if _SCHEME_RE.match(ref):
-        problems.error(rel, line, f"image {ref!r} is remote; images are never fetched: save it beside "
-                       "the question and reference it relatively")
+        problems.error(
+            rel,
+            line,
+            f"image {ref!r} is remote; images are never fetched: save it beside "
+            "the question and reference it relatively",
+        )
         return None
     if ref.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", ref):
         problems.error(rel, line, f"image {ref!r} is an absolute path; reference it relative to the question")

@@ -39,7 +39,9 @@ def deck_name(module: Module) -> str:
     return f"{nt.ROOT_DECK_NAME}::{module.label}"
 
 
-def write_apkg(cards: list[Card], notetype_mod: int, path: Path, media: dict[str, Path] | None = None) -> None:
+def write_apkg(
+    cards: list[Card], notetype_mod: int, path: Path, media: dict[str, Path] | None = None
+) -> None:
     """Write cards to path (which should be a temporary file: the caller renames it into place)."""
     model = make_model()
     decks: dict[Module, genanki.Deck] = {}

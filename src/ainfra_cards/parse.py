@@ -10,7 +10,12 @@ from .media import find_images
 from .model import MemoryPoint, Module, Question
 from .sources import MODULE_DIR_RE, SourceFile
 
-SECTION_KEYS = {"题目": "prompt", "完整讲解": "explanation", "面试要点": "talking_points", "记忆要点": "points"}
+SECTION_KEYS = {
+    "题目": "prompt",
+    "完整讲解": "explanation",
+    "面试要点": "talking_points",
+    "记忆要点": "points",
+}
 H1_RE = re.compile(r"^#\s+(.+?)\s*#*\s*$")
 NUMBERED_H1_RE = re.compile(r"^第\s*(\d+)\s*题\s*[：:]\s*(.+)$")
 H2_RE = re.compile(r"^##\s+(.+?)\s*#*\s*$")
@@ -79,7 +84,9 @@ def parse_question(src: SourceFile, problems: Collector, bank_root: Path | None 
     if not any(_section_attr(n) == "points" for n in sections):
         problems.error(rel, 1, "no '## 记忆要点' section; add one with the memory points as a numbered list")
     elif not question.points and len(problems.errors) == before:
-        problems.error(rel, question.points_line, "记忆要点 is empty; add at least one item 'N. **提示**：答案'")
+        problems.error(
+            rel, question.points_line, "记忆要点 is empty; add at least one item 'N. **提示**：答案'"
+        )
     if not question.prompt:
         question.prompt = question.title
     if bank_root is not None:
@@ -100,8 +107,9 @@ def _title(lines: list[str], src: SourceFile, number: int, problems: Collector) 
             return m.group(1)
         if int(numbered.group(1)) != number:
             problems.error(
-                rel, src.body_line + i, f"H1 says question {int(numbered.group(1))} but the file name says "
-                f"{number}; make them agree"
+                rel,
+                src.body_line + i,
+                f"H1 says question {int(numbered.group(1))} but the file name says {number}; make them agree",
             )
         return numbered.group(2).strip()
     problems.error(rel, src.body_line, "first line must be the title '# 第 N 题：<标题>'")
@@ -145,7 +153,9 @@ def _front_tags(src: SourceFile, problems: Collector) -> list[str]:
     if isinstance(raw, str):
         raw = raw.replace(",", " ").split()
     if not isinstance(raw, list) or not all(isinstance(t, (str, int, float)) for t in raw):
-        problems.error(str(src.path), 2, "front matter 'tags' must be a list of words, e.g. tags: [nccl, hang]")
+        problems.error(
+            str(src.path), 2, "front matter 'tags' must be a list of words, e.g. tags: [nccl, hang]"
+        )
         return []
     return [re.sub(r"\s+", "_", str(t).strip()) for t in raw if str(t).strip()]
 
@@ -156,7 +166,9 @@ def _front_id(src: SourceFile, problems: Collector) -> str | None:
         return None
     value = str(raw).strip()
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", value):
-        problems.error(str(src.path), 2, f"front matter 'id' {value!r} must be letters, digits, '_', '.', ':' or '-'")
+        problems.error(
+            str(src.path), 2, f"front matter 'id' {value!r} must be letters, digits, '_', '.', ':' or '-'"
+        )
         return None
     return value
 
@@ -175,8 +187,9 @@ def parse_points(
         point = split_item(head, sub, title, index, len(items), line_no)
         if point is None:
             problems.error(
-                rel, line_no, f"记忆要点 item {index} has a cue but no answer; write 'cue：answer' "
-                "or drop the separator"
+                rel,
+                line_no,
+                f"记忆要点 item {index} has a cue but no answer; write 'cue：answer' or drop the separator",
             )
             continue
         if point.kind == "pair" and _plain(point.answer) and _plain(point.answer) in _plain(point.cue):
@@ -209,7 +222,9 @@ def _collect_items(
             n, head, sub = items[-1]  # a lazy continuation line of the item's first paragraph
             items[-1] = (n, f"{head} {line.strip()}", sub) if not sub else (n, head, [*sub, "  " + line])
         else:
-            problems.warn(rel, first_line + i, "text in 记忆要点 that is not a list item is not made into a card")
+            problems.warn(
+                rel, first_line + i, "text in 记忆要点 that is not a list item is not made into a card"
+            )
         blank_before = not line.strip()
     return [(n, head, _dedent(sub)) for n, head, sub in items]
 
@@ -318,7 +333,9 @@ def _hideable(head: str, m: re.Match[str], pattern: re.Pattern[str], title: str)
 def _outside_code(head: str, m: re.Match[str]) -> bool:
     """A bare term counts only outside code, math and links, and not inside a word like H100."""
     masked = _OPAQUE_RE.sub(lambda mm: "\0" * len(mm.group(0)), head)
-    return "\0" not in masked[m.start() : m.end()] and not re.match(r"[A-Za-z0-9]", masked[m.end() : m.end() + 1])
+    return "\0" not in masked[m.start() : m.end()] and not re.match(
+        r"[A-Za-z0-9]", masked[m.end() : m.end() + 1]
+    )
 
 
 def _plain(markdown: str) -> str:

@@ -46,8 +46,10 @@ def read_text(abspath: Path, rel: str, problems: Collector) -> str | None:
         size = abspath.stat().st_size
         if size > MAX_FILE_BYTES:
             problems.error(
-                rel, 1, f"file is {size / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES // 2**20} MiB "
-                "per file: split it or remove what is not a question"
+                rel,
+                1,
+                f"file is {size / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES // 2**20} MiB "
+                "per file: split it or remove what is not a question",
             )
             return None
         raw = abspath.read_bytes()
@@ -62,8 +64,10 @@ def read_text(abspath: Path, rel: str, problems: Collector) -> str | None:
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         problems.error(
-            rel, line, f"not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start}); "
-            "re-save the file as UTF-8, e.g. `iconv -f GBK -t UTF-8`"
+            rel,
+            line,
+            f"not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start}); "
+            "re-save the file as UTF-8, e.g. `iconv -f GBK -t UTF-8`",
         )
         return None
     return text.replace("\r\n", "\n").replace("\r", "\n")
@@ -120,7 +124,9 @@ def _walk_markdown(root: Path, problems: Collector) -> list[Path]:
                     problems.error(rel, 1, "broken or looping symbolic link; remove it or point it at a file")
                     continue
                 if not target.is_relative_to(real_root):
-                    problems.error(rel, 1, "symbolic link points outside the bank folder; copy the file in instead")
+                    problems.error(
+                        rel, 1, "symbolic link points outside the bank folder; copy the file in instead"
+                    )
                     continue
             found.append(p)
     return found
@@ -163,8 +169,6 @@ def _classify(rel: PurePosixPath, problems: Collector) -> str | None:
         problems.warn(str(rel), 1, "not inside a module folder 'NN-名称/'; ignored")
         return None
     if not QUESTION_FILE_RE.match(rel.name):
-        problems.error(
-            str(rel), 1, "question file name has no number; rename it 'NNN-slug.md' or 'NNN.md'"
-        )
+        problems.error(str(rel), 1, "question file name has no number; rename it 'NNN-slug.md' or 'NNN.md'")
         return None
     return "question"
