@@ -18,6 +18,7 @@ from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPack
 
 from ainfra_cards.bank import load_bank
 from ainfra_cards.build import Paths, plan_build, write_build
+from ainfra_cards.htmlpage import render_study_html
 
 REPO = Path(__file__).resolve().parents[1]
 NAV = "[返回模块](./README.md) | [返回总览](../README.md)"
@@ -38,11 +39,15 @@ def synthetic_bank(root: Path, questions: int, points: int) -> Path:
     for n in range(1, questions + 1):
         folder = bank / f"{1 + n % 23:02d}-模块{1 + n % 23}"
         folder.mkdir(parents=True, exist_ok=True)
-        items = "\n".join(f"{i}. **第 {n} 题提示 {i} 的内容**：答案 {n}-{i}，带 `code_{i}` 与 \\( x_{i}^2 \\)"
-                          for i in range(1, points + 1))
+        items = "\n".join(
+            f"{i}. **第 {n} 题提示 {i} 的内容**：答案 {n}-{i}，带 `code_{i}` 与 \\( x_{i}^2 \\)"
+            for i in range(1, points + 1)
+        )
         (folder / f"{n:03d}-q.md").write_text(
-            f"# 第 {n} 题：题目 {n}\n\n## 题目\n\n问题 {n}？\n\n## 完整讲解\n\n讲解。\n\n## 面试要点\n\n- 一\n- 二\n\n"
-            f"## 记忆要点\n\n{items}\n\n{NAV}\n", encoding="utf-8")
+            f"# 第 {n} 题：题目 {n}\n\n## 题目\n\n问题 {n}？\n\n## 完整讲解\n\n讲解。\n\n"
+            f"## 面试要点\n\n- 一\n- 二\n\n## 记忆要点\n\n{items}\n\n{NAV}\n",
+            encoding="utf-8",
+        )
     return bank
 
 
@@ -53,25 +58,42 @@ def measure(label: str, bank: Path, repeat: int, rows: list[tuple[str, str, floa
         shutil.copytree(bank, copy)
         paths = Paths.default(copy)
         rows.append((label, "parse bank", best(lambda: load_bank(copy), repeat)))
+        parsed, _ = load_bank(copy)
+        rows.append((label, "render study.html", best(lambda: render_study_html(parsed), repeat)))
 
         def cold() -> None:
             paths.lock.unlink(missing_ok=True)
             write_build(plan_build(paths, (), 1_800_000_000), paths)
 
         rows.append((label, "first build (no lock)", best(cold, repeat)))
-        rows.append((label, "rebuild, lock, no change", best(lambda: write_build(plan_build(paths, (), 1_800_000_100), paths), repeat)))
+        rows.append(
+            (
+                label,
+                "rebuild, lock, no change",
+                best(lambda: write_build(plan_build(paths, (), 1_800_000_100), paths), repeat),
+            )
+        )
         files = sorted(copy.glob("*/*.md"))
         edited = [f for f in files if f.name != "README.md"][::10]
         for f in edited:  # one answer fixed in every tenth question
             text = f.read_text("utf-8")
             f.write_text(text.replace("**：", "**：改 ", 1), "utf-8")
-        rows.append((label, f"rebuild, {len(edited)} answers edited", best(lambda: plan_build(paths, (), 1_800_000_200), 1)))
+        rows.append(
+            (
+                label,
+                f"rebuild, {len(edited)} answers edited",
+                best(lambda: plan_build(paths, (), 1_800_000_200), 1),
+            )
+        )
 
         def anki_import() -> None:
             col = Collection(str(work / f"c{time.perf_counter_ns()}.anki2"))
             try:
-                col.import_anki_package(ImportAnkiPackageRequest(package_path=str(paths.output),
-                                                                 options=ImportAnkiPackageOptions()))
+                col.import_anki_package(
+                    ImportAnkiPackageRequest(
+                        package_path=str(paths.output), options=ImportAnkiPackageOptions()
+                    )
+                )
             finally:
                 col.close()
 

@@ -140,6 +140,8 @@ def test_edits_keep_every_review_and_reach_the_same_note(builder, learner):
     assert learner.reviews(learner.card_of(new_guid).id) == 0
     moved = notes[guid_of[(2, "ZeRO-1 切分什么")]]
     assert "AI-Infra::02-进阶" in moved.tags and moved["Source"] == "02-进阶/002-第二题-改名.md"
+    # Anki's importer leaves an existing card in its deck (README says so): only tags and fields move
+    assert learner.col.decks.name(learner.card_of(moved.guid).did) == "AI Infra 面经::01 基础"
     # the retired note is left alone in the collection, review history and all
     assert notes[deleted].mod == mods_before[deleted] and notes[deleted]["Front"] == "小消息用哪种算法"
     # a rebuild with the new lock is a fixed point

@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from .errors import CardsError, Collector
 from .model import Bank, Module, Page, Question
 from .parse import H1_RE, module_of, parse_question
 from .sources import MODULE_DIR_RE, SourceFile, list_bank
 
-Progress = Callable[[Iterable[SourceFile], int], Iterable[SourceFile]]
+# progress(items, total, label) yields items while showing progress (the CLI draws a bar).
+Progress = Callable[[Iterable[Any], int, str], Iterable[Any]]
 _RANGE_RE = re.compile(r"(\d+)\s*[–—~\-－]\s*(\d+)")
 
 
@@ -21,7 +23,7 @@ def load_bank(root: Path, progress: Progress | None = None, strict: bool = True)
     listing = list_bank(root, problems)
     files: Iterable[SourceFile] = listing.questions
     if progress is not None:
-        files = progress(listing.questions, len(listing.questions))
+        files = progress(listing.questions, len(listing.questions), "Parsing questions")
     questions = [q for src in files if (q := parse_question(src, problems, root)) is not None]
     questions.sort(key=lambda q: (q.number, str(q.path)))
     pages = [_page(src) for src in listing.pages]

@@ -11,7 +11,7 @@ import contextlib
 import html
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,7 +115,10 @@ def plan_build(
     lock = load_lock(paths.lock)
     assignment = assign(bank.questions, lock)
     rendered = []
-    for q in bank.questions:
+    questions: Iterable[Question] = bank.questions
+    if progress is not None:
+        questions = progress(bank.questions, len(bank.questions), "Rendering cards  ")
+    for q in questions:
         shared = question_fields(q)
         for p in q.points:
             guid = assignment.guids[(q.key, p.index)]

@@ -43,12 +43,12 @@ def _now() -> int:
     return int(time.time())
 
 
-def _progress(items: Iterable[T], total: int) -> Iterable[T]:
+def _progress(items: Iterable[T], total: int, label: str) -> Iterable[T]:
     """A progress bar on a terminal; silent in pipes and CI."""
     if not sys.stderr.isatty() or total < 20:
         yield from items
         return
-    with click.progressbar(items, length=total, label="Parsing questions", file=sys.stderr) as bar:
+    with click.progressbar(items, length=total, label=label, file=sys.stderr) as bar:
         yield from bar
 
 
