@@ -82,6 +82,10 @@ BRANDING_OPTIONS = [
 ]
 
 
+def output_option(help_text: str):  # type: ignore[no-untyped-def]
+    return click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), help=help_text)
+
+
 def branding_options(f):  # type: ignore[no-untyped-def]
     for option in reversed(BRANDING_OPTIONS):
         f = option(f)
@@ -97,12 +101,7 @@ def _study_html(plan_bank, questions: Path, title, subtitle, browser_title) -> s
 
 @main.command()
 @QUESTIONS_OPTION
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The .apkg to write.  [default: decks/ainfra-cards.apkg beside the bank]",
-)
+@output_option("The .apkg to write.  [default: decks/ainfra-cards.apkg beside the bank]")
 @click.option(
     "--lock",
     "lock",
@@ -153,12 +152,7 @@ def build(
 
 @main.command()
 @QUESTIONS_OPTION
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The page to write.  [default: decks/study.html beside the bank]",
-)
+@output_option("The page to write.  [default: decks/study.html beside the bank]")
 @branding_options
 def html(
     questions: Path, output: Path | None, title: str | None, subtitle: str | None, browser_title: str | None
