@@ -109,6 +109,8 @@ def test_corrupt_or_newer_lock_is_refused_and_kept(tmp_path):
         result = run("build", "--questions", str(bank))
         assert result.exit_code == 1 and "ainfra-cards.lock.yaml:" in result.output
         assert lock.read_text("utf-8") == text
+        checked = run("check", "--questions", str(bank))
+        assert checked.exit_code == 1 and "ainfra-cards.lock.yaml:" in checked.output
 
 
 def test_build_writes_study_html_and_check_notices_when_it_is_stale(tmp_path):

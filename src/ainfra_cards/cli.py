@@ -18,6 +18,7 @@ from .build import BuildPlan, Paths, build_lock, plan_build, stale_outputs, writ
 from .config import load_branding, merge
 from .errors import CardsError, Collector, Problem
 from .htmlpage import render_study_html
+from .ids import load_lock
 from .notetype import TAG_ROOT
 
 T = TypeVar("T")
@@ -212,13 +213,23 @@ def _report(plan: BuildPlan, paths: Paths, written: bool) -> None:
 
 @main.command()
 @QUESTIONS_OPTION
-def check(questions: Path) -> None:
-    """Check the bank: print every problem as path:line: message; exit 1 if there is an error."""
+@click.option(
+    "--lock",
+    "lock",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also check this lock file.  [default: decks/ainfra-cards.lock.yaml beside the bank, if present]",
+)
+def check(questions: Path, lock: Path | None) -> None:
+    """Check the bank (and its lock): print every problem as path:line: message; exit 1 on errors."""
     try:
         _, problems = load_bank(questions, _progress, strict=False)
     except CardsError as e:
         _fail(e)
         return
+    try:
+        load_lock(lock or Paths.default(questions).lock)
+    except CardsError as e:
+        problems.problems.extend(e.problems)
     for p in sorted(problems.problems):
         click.echo(str(p))
     errors, warnings = len(problems.errors), len(problems.warnings)
