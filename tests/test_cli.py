@@ -52,8 +52,7 @@ def test_dry_run_writes_nothing(tmp_path):
     bank = small_bank(tmp_path)
     result = run("build", "--questions", str(bank), "--dry-run")
     assert result.exit_code == 0 and "would write" in result.output
-    assert not (tmp_path / "decks" / "ainfra-cards.apkg").exists()
-    assert not (tmp_path / "decks" / "ainfra-cards.lock.yaml").exists()
+    assert not (tmp_path / "decks").exists()
 
 
 def test_module_filter_restricts_the_deck_but_not_the_lock(tmp_path):

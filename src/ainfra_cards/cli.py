@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -134,8 +135,9 @@ def build(
 ) -> None:
     """Build the Anki deck, the lock and study.html; print what changed per module."""
     paths = Paths.default(questions, output, lock, modules)
+    writes = not (check or dry_run)  # read-only runs take no lock and create nothing
     try:
-        with build_lock(paths.lock):
+        with build_lock(paths.lock) if writes else contextlib.nullcontext():
             plan = plan_build(paths, modules, _now(), _progress)
             _warn(plan.warnings)
             extra = {}
