@@ -137,3 +137,16 @@ def test_html_branding_from_config_file_and_options(tmp_path):
     out = tmp_path / "elsewhere.html"
     assert run("html", "--questions", str(bank), "-o", str(out), "--title", "命令行").exit_code == 0
     assert "命令行" in out.read_text("utf-8")
+
+
+def test_stats_lists_retired_points_for_learners_who_pulled_the_change(tmp_path):
+    bank = small_bank(tmp_path)
+    assert run("build", "--questions", str(bank)).exit_code == 0
+    (bank / "01-基础/001-a.md").write_text(question_md(1, "甲题", ["1. **一**：壹"]), "utf-8")
+    first = run("build", "--questions", str(bank))
+    assert 'retired: question 1 item 2 "二"' in first.output
+    again = run("build", "--questions", str(bank))  # a learner's build after git pull: nothing new
+    assert "retired:" not in again.output
+    listed = run("stats", "--questions", str(bank), "--retired")
+    assert "1 retired memory point(s) in the lock" in listed.output
+    assert 'retired: question 1 item 2 "二"' in listed.output and "tag:AI-Infra::Q001" in listed.output

@@ -19,7 +19,7 @@ from .build import BuildPlan, Paths, build_lock, plan_build, stale_outputs, writ
 from .config import load_branding, merge
 from .errors import CardsError, Collector, Problem
 from .htmlpage import render_study_html
-from .ids import load_lock
+from .ids import LockEntry, load_lock
 from .notetype import TAG_ROOT
 
 T = TypeVar("T")
@@ -191,6 +191,13 @@ def _ljust(text: str, width: int) -> str:
     return text + " " * max(0, width - _width(text))
 
 
+def _echo_retired(e: LockEntry) -> None:
+    click.echo(
+        f'retired: question {e.number} item {e.index} "{e.cue}" ({e.guid}): no longer in the bank; '
+        f"Anki keeps it until you delete it (browse tag:{TAG_ROOT}::Q{e.number:03d})"
+    )
+
+
 def _report(plan: BuildPlan, paths: Paths, written: bool) -> None:
     width = max([_width(label) for label in plan.changes] + [6])
     click.echo(f"{_ljust('module', width)}  added  updated  unchanged  retired")
@@ -204,10 +211,7 @@ def _report(plan: BuildPlan, paths: Paths, written: bool) -> None:
             )
     click.echo(f"{_ljust('total', width)}  {totals[0]:>5}  {totals[1]:>7}  {totals[2]:>9}  {totals[3]:>7}")
     for e in plan.retired:
-        click.echo(
-            f'retired: question {e.number} item {e.index} "{e.cue}" ({e.guid}): no longer in the bank; '
-            f"Anki keeps it until you delete it (browse tag:{TAG_ROOT}::Q{e.number:03d})"
-        )
+        _echo_retired(e)
     verb = "wrote" if written else "would write (dry run)"
     study = f", {paths.study}" if paths.study else ""
     click.echo(f"{verb}: {paths.output} ({len(plan.cards)} cards), {paths.lock}{study}")
@@ -241,10 +245,17 @@ def check(questions: Path, lock: Path | None) -> None:
 
 @main.command()
 @QUESTIONS_OPTION
-def stats(questions: Path) -> None:
+@click.option(
+    "--retired",
+    is_flag=True,
+    help="Also list every memory point the lock records as retired (gone from the bank), "
+    "so you can delete its note in Anki.",
+)
+def stats(questions: Path, retired: bool) -> None:
     """Print questions and cards per module."""
     try:
         bank, problems = load_bank(questions, _progress)
+        lock = load_lock(Paths.default(questions).lock) if retired else None
     except CardsError as e:
         _fail(e)
         return
@@ -256,6 +267,11 @@ def stats(questions: Path) -> None:
         click.echo(f"{_ljust(m.label, width)}  {len(qs):>9}  {sum(len(q.points) for q in qs):>5}")
     total = sum(len(q.points) for q in bank.questions)
     click.echo(f"{_ljust('total', width)}  {len(bank.questions):>9}  {total:>5}")
+    if retired:
+        gone = [entry for entry in (lock.entries if lock else []) if entry.status == "retired"]
+        click.echo(f"{len(gone)} retired memory point(s) in the lock")
+        for entry in gone:
+            _echo_retired(entry)
 
 
 if __name__ == "__main__":
