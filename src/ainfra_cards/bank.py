@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CardsError, Collector
-from .model import Bank, Module, Page, Question
+from .model import Bank, Module, Page
 from .parse import H1_RE, module_of, parse_question
 from .sources import MODULE_DIR_RE, SourceFile, list_bank
 
@@ -37,7 +37,7 @@ def load_bank(root: Path, progress: Progress | None = None, strict: bool = True)
             modules.append(m)
     modules.sort(key=lambda m: (m.number, m.name))
     title = front.title if front else root.name
-    bank = Bank(root.name, title, questions, sorted(pages, key=_page_order), modules)
+    bank = Bank(title, questions, sorted(pages, key=_page_order), modules)
     if strict and problems.errors:
         raise CardsError(problems.problems)
     return bank, problems
@@ -131,7 +131,3 @@ def select_modules(bank: Bank, wanted: Iterable[str]) -> list[Module]:
         if m not in chosen:
             chosen.append(m)
     return chosen
-
-
-def questions_of(bank: Bank, modules: list[Module]) -> list[Question]:
-    return [q for q in bank.questions if not modules or q.module in modules]

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from . import __version__
 from . import notetype as nt
-from .bank import Progress, load_bank, questions_of, select_modules
+from .bank import Progress, load_bank, select_modules
 from .errors import CardsError, Problem
 from .ids import Assignment, Lock, LockEntry, assign, digest, dump_lock, load_lock, next_lock, parse_lock_text
 from .media import anki_name
-from .model import Bank, Card, MemoryPoint, Module, Question
+from .model import Bank, Card, MemoryPoint, Question
 from .package import apkg_summary, write_apkg
 from .render import to_html
 
@@ -266,10 +266,3 @@ def _lock_data(text: str) -> object:
     if isinstance(data, dict):
         data.pop("generator", None)  # which version wrote it does not make it stale
     return data
-
-
-def selected_modules(plan: BuildPlan, modules: tuple[str, ...]) -> list[Module]:
-    return select_modules(plan.bank, modules)
-
-
-__all__ = ["BuildPlan", "Paths", "plan_build", "write_build", "stale_outputs", "questions_of"]

@@ -50,7 +50,3 @@ class Collector:
     @property
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "warning"]
-
-    def raise_if_errors(self) -> None:
-        if self.errors:
-            raise CardsError(self.problems)

@@ -81,7 +81,6 @@ class Page:
 class Bank:
     """A whole parsed bank."""
 
-    root_name: str
     title: str
     questions: list[Question]
     pages: list[Page]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from .errors import Collector
 from .media import find_images
@@ -342,8 +342,3 @@ def _plain(markdown: str) -> str:
     """Markdown with emphasis and code markers removed, whitespace folded."""
     text = re.sub(r"[`*_]", "", markdown)
     return re.sub(r"\s+", " ", text).strip()
-
-
-def question_number_from_path(path: PurePosixPath) -> int | None:
-    m = re.match(r"^(\d+)", path.name)
-    return int(m.group(1)) if m else None
