@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from . import __version__
 from . import notetype as nt
@@ -91,6 +92,17 @@ def question_fields(q: Question) -> dict[str, str]:
     }
 
 
+class _Rendered(NamedTuple):
+    """One memory point on its way to a note."""
+
+    question: Question
+    point: MemoryPoint
+    guid: str
+    fields: dict[str, str]
+    tags: list[str]
+    content: str  # digest of fields, tags and deck: a change moves the note's mod time
+
+
 def render_card(q: Question, p: MemoryPoint, shared: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     """The note's fields and tags for one memory point."""
     fields = {
@@ -114,24 +126,24 @@ def plan_build(
     selected = select_modules(bank, modules)
     lock = load_lock(paths.lock)
     assignment = assign(bank.questions, lock)
-    rendered = []
+    rendered: list[_Rendered] = []
     questions: Iterable[Question] = bank.questions
     if progress is not None:
         questions = progress(bank.questions, len(bank.questions), "Rendering cards  ")
     for q in questions:
         shared = question_fields(q)
         for p in q.points:
-            guid = assignment.guids[(q.key, p.index)]
             fields, tags = render_card(q, p, shared)
-            rendered.append((q, p, guid, fields, tags, digest(fields, tags, nt.deck_id(q.module.number))))
+            content = digest(fields, tags, nt.deck_id(q.module.number))
+            rendered.append(_Rendered(q, p, assignment.guids[(q.key, p.index)], fields, tags, content))
     new_lock = next_lock(
-        lock, assignment, [(q, p, d) for q, p, _, _, _, d in rendered], nt.notetype_digest(), now
+        lock, assignment, [(r.question, r.point, r.content) for r in rendered], nt.notetype_digest(), now
     )
     mods = {e.guid: e.mod for e in new_lock.entries}
     cards = [
-        Card(guid, mods[guid], fields, tags, q.module, q.number)
-        for q, p, guid, fields, tags, _ in rendered
-        if not selected or q.module in selected
+        Card(r.guid, mods[r.guid], r.fields, r.tags, r.question.module, r.question.number)
+        for r in rendered
+        if not selected or r.question.module in selected
     ]
     changes = _changes(bank, rendered, lock, assignment)
     media = {
@@ -155,16 +167,16 @@ def plan_build(
 
 
 def _changes(
-    bank: Bank, rendered: list, lock: Lock | None, assignment: Assignment
+    bank: Bank, rendered: list[_Rendered], lock: Lock | None, assignment: Assignment
 ) -> dict[str, ModuleChanges]:
     old = lock.by_guid() if lock else {}
     changes = {m.label: ModuleChanges() for m in bank.modules}
-    for q, _, guid, _, _, content in rendered:
-        c = changes.setdefault(q.module.label, ModuleChanges())
-        before = old.get(guid)
-        if before is None or guid in assignment.new:
+    for r in rendered:
+        c = changes.setdefault(r.question.module.label, ModuleChanges())
+        before = old.get(r.guid)
+        if before is None or r.guid in assignment.new:
             c.added += 1
-        elif before.content != content or before.status != "active":
+        elif before.content != r.content or before.status != "active":
             c.updated += 1
         else:
             c.unchanged += 1
