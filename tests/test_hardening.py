@@ -189,6 +189,11 @@ BAD_FILES = {
         b"---\ntags: [a, b\nid: x\n---\n" + question_md(2, "y", ["1. **a**：b"]).encode(),
         "01-基础/002-y.md:3: front matter is not valid YAML",
     ),
+    "two 记忆要点": (
+        "01-基础/002-twice.md",
+        (question_md(2, "两次", ["1. **a**：b"]) + "\n## 记忆要点\n\n1. **c**：d\n").encode(),
+        "section '## 记忆要点' appears twice",
+    ),
     "huge": ("01-基础/002-big.md", b"# x\n" + b"a" * (5 * 2**20), "the limit is 4 MiB"),
 }
 

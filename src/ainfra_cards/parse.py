@@ -72,8 +72,16 @@ def parse_question(src: SourceFile, problems: Collector, bank_root: Path | None 
         explicit_id=_front_id(src, problems),
         body=src.text,
     )
+    seen: set[str] = set()
     for name, (heading_line, body_lines) in sections.items():
         attr = _section_attr(name)
+        if attr is not None and attr in seen:
+            problems.error(
+                rel, heading_line, f"section '## {name.strip()}' appears twice; merge the two into one"
+            )
+            continue
+        if attr is not None:
+            seen.add(attr)
         if attr is None:
             question.extra_sections.append((name, "\n".join(body_lines).strip()))
         elif attr == "points":
