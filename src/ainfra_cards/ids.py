@@ -185,8 +185,8 @@ def match_score(point: MemoryPoint, entry: LockEntry, strict: bool = False) -> f
     long_cue = min(len(plain(point.cue)), len(plain(entry.cue))) >= LONG_ENOUGH
     long_answer = min(len(plain(point.answer)), len(plain(entry.answer))) >= LONG_ENOUGH
     same = c == 1.0 or a == 1.0
-    if strict:  # across questions: only nearly identical items
-        ok = (c == 1.0 and a >= 0.8) or (a == 1.0 and c >= 0.8) or min(c, a) >= 0.9
+    if strict:  # across questions: one side identical, the other nearly so
+        ok = (c == 1.0 and a >= 0.8) or (a == 1.0 and c >= 0.8)
     else:
         ok = (
             same
@@ -235,22 +235,21 @@ def assign(questions: list[Question], lock: Lock | None) -> Assignment:
             continue
         if not (p.explicit_id and twin.id and p.explicit_id != twin.id):
             claim(q, p, twin)
+
     # 3. Within the same question (same key, or same number when an id was added), by similarity.
     _greedy(
-        [(q, p) for q, p in pending if (q.key, p.index) not in guids],
-        [e for e in entries if e.guid not in claimed],
-        lambda q, e: e.question == q.key or e.number == q.number,
-        False,
-        claim,
-    )
-    # 4. Across questions (a renumbered or moved file): only nearly identical items.
+        pending, guids, claimed, entries,
+        entry_keys=lambda e: [("key", e.question), ("number", e.number)],
+        item_keys=lambda q, p: [("key", q.key), ("number", q.number)],
+        strict=False, claim=claim,
+    )  # fmt: skip
+    # 4. Across questions (a renumbered or moved file): items with an identical cue or answer.
     _greedy(
-        [(q, p) for q, p in pending if (q.key, p.index) not in guids],
-        [e for e in entries if e.guid not in claimed],
-        lambda q, e: True,
-        True,
-        claim,
-    )
+        pending, guids, claimed, entries,
+        entry_keys=lambda e: [("cue", plain(e.cue)), ("answer", plain(e.answer))],
+        item_keys=lambda q, p: [("cue", plain(p.cue)), ("answer", plain(p.answer))],
+        strict=True, claim=claim,
+    )  # fmt: skip
     taken = {e.guid for e in entries}
     new: set[str] = set()
     for q, p in pending:
@@ -264,12 +263,26 @@ def assign(questions: list[Question], lock: Lock | None) -> Assignment:
     return Assignment(guids, set(claimed), new, retired)
 
 
-def _greedy(items, entries, same_group, strict, claim) -> None:  # type: ignore[no-untyped-def]
-    """Pair items with entries, best score first; ties prefer active entries and nearby slots."""
+def _greedy(  # type: ignore[no-untyped-def]
+    pending, guids, claimed, entries, entry_keys, item_keys, strict: bool, claim
+) -> None:
+    """Pair unmatched items with unclaimed entries, best score first.
+
+    Only entries sharing a key with an item (its question, or an identical text) are scored, so
+    a large bank never compares every item with every entry. Ties prefer active entries and
+    nearby positions.
+    """
+    items = [(q, p) for q, p in pending if (q.key, p.index) not in guids]
+    free = [e for e in entries if e.guid not in claimed]
+    index: dict[object, list[int]] = {}
+    for j, e in enumerate(free):
+        for key in entry_keys(e):
+            index.setdefault(key, []).append(j)
     pairs = []
     for i, (q, p) in enumerate(items):
-        for j, e in enumerate(entries):
-            if not same_group(q, e) or (p.explicit_id and e.id and p.explicit_id != e.id):
+        for j in sorted({j for key in item_keys(q, p) for j in index.get(key, [])}):
+            e = free[j]
+            if p.explicit_id and e.id and p.explicit_id != e.id:
                 continue
             score = match_score(p, e, strict)
             if score > 0:
@@ -281,7 +294,7 @@ def _greedy(items, entries, same_group, strict, claim) -> None:  # type: ignore[
             continue
         used_items.add(i)
         used_entries.add(j)
-        claim(items[i][0], items[i][1], entries[j])
+        claim(items[i][0], items[i][1], free[j])
 
 
 # ---------------------------------------------------------------------------------------------
