@@ -113,8 +113,7 @@ class Learner:
 
 @pytest.fixture
 def learner(tmp_path: Path):
-    lr = (
-        Learner(tmp_path / "learner" / "collection.anki2") if (tmp_path / "learner").mkdir() is None else None
-    )
+    (tmp_path / "learner").mkdir()
+    lr = Learner(tmp_path / "learner" / "collection.anki2")
     yield lr
     lr.close()

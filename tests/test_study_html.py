@@ -266,6 +266,18 @@ def watched(browser, study):
         w.ctx.close()
 
 
+# The page shows an article from its hashchange handler: a changed location.hash alone does not
+# mean the page has caught up, so tests wait for the page's own state (the article it marks current).
+SHOWN_JS = (
+    "() => { const id = ID; const cur = document.querySelector('#docs > .doc.current');"
+    " return location.hash === '#' + id && cur !== null && cur.id === id; }"
+)
+
+
+def wait_shown(page, doc_id: str) -> None:
+    page.wait_for_function(SHOWN_JS.replace("ID", repr(doc_id)))
+
+
 def visible_ids(page, selector: str) -> list[str]:
     return page.eval_on_selector_all(
         selector,
@@ -337,30 +349,33 @@ def test_tour_and_module_links_jump_within_the_page(watched):
     tour = page.eval_on_selector("#sidebar .side-pages a:text-is('305 题漫游指南')", "a => a.dataset.target")
     assert visible_ids(page, "#docs > .doc") == [tour]
     page.click(f"#{tour} a:text-is('DDP 的分桶')")
-    page.wait_for_function("() => location.hash === '#q046'")
+    wait_shown(page, "q046")
     assert visible_ids(page, "#docs > .doc") == ["q046"]
     assert page.get_attribute("#sidebar a[data-target='q046']", "class").split()[-1] == "active"
     page.click("#q046 .crumbs a")  # -> module page
-    page.wait_for_function("() => location.hash === '#m05'")
+    wait_shown(page, "m05")
     page.click("#m05 a:text-is('返回总览')")
-    page.wait_for_function("() => location.hash === '#page-front'")
+    wait_shown(page, "page-front")
     assert visible_ids(page, "#docs > .doc") == ["page-front"]
     page.go_back()
-    page.wait_for_function("() => location.hash === '#m05'")
+    wait_shown(page, "m05")
     assert visible_ids(page, "#docs > .doc") == ["m05"]
 
 
 def test_previous_next_and_random(watched):
     page = watched().open("#q002")
     page.click("#next")
-    page.wait_for_function("() => location.hash === '#q046'")
+    wait_shown(page, "q046")
     page.click("#prev")
     page.click("#prev")
-    page.wait_for_function("() => location.hash === '#q001'")
+    wait_shown(page, "q001")
     page.click("#prev")  # wraps around
-    page.wait_for_function("() => location.hash === '#q047'")
+    wait_shown(page, "q047")
     page.click("#random")
-    page.wait_for_function("() => /^#q0\\d\\d$/.test(location.hash) && location.hash !== '#q047'")
+    page.wait_for_function(SHOWN_JS.replace("ID", "location.hash.slice(1)"))
+    assert (
+        re.fullmatch(r"#q0\d\d", page.evaluate("location.hash")) and page.evaluate("location.hash") != "#q047"
+    )
     assert len(visible_ids(page, "#docs > .doc")) == 1
 
 
@@ -458,7 +473,7 @@ def test_screenshots_and_layout(watched, tmp_path, size, scheme):
         page.wait_for_timeout(300)
         assert page.evaluate("document.querySelector('#sidebar').getBoundingClientRect().left") >= -1
         page.click("#sidebar a[data-target='q047']")
-        page.wait_for_function("() => location.hash === '#q047'")
+        wait_shown(page, "q047")
         page.wait_for_timeout(300)
         assert page.evaluate("document.querySelector('#sidebar').getBoundingClientRect().right") <= 1
         page.goto(page.url.split("#")[0] + "#q046")

@@ -30,6 +30,7 @@ def load_bank(root: Path, progress: Progress | None = None, strict: bool = True)
     front = next((p for p in pages if str(p.path) == "README.md"), None)
     ranges = module_ranges(front.body) if front else {}
     _check_numbers(listing.questions, ranges, problems)
+    _check_ids(listing.questions, problems)
     modules = sorted({q.module for q in questions}, key=lambda m: (m.number, m.name))
     for d in listing.module_dirs:  # a module folder with no questions yet still has a page
         m = module_of(d, {})
@@ -115,6 +116,24 @@ def _check_numbers(
                 f"question {number} is outside module {module.number:02d}'s range "
                 f"{span[0]}–{span[1]} (front page table){where}; move or renumber it",
             )
+
+
+def _check_ids(sources: list[SourceFile], problems: Collector) -> None:
+    """Report front-matter ids used by two questions: they would share one set of GUIDs."""
+    seen: dict[str, SourceFile] = {}
+    for src in sorted(sources, key=lambda s: str(s.path)):
+        value = str(src.front.get("id") or "").strip()
+        if not value:
+            continue
+        if value in seen:
+            problems.error(
+                str(src.path),
+                src.front_lines.get("id", 2),
+                f"front matter id {value!r} is also the id of {seen[value].path}; "
+                "give each question its own id",
+            )
+        else:
+            seen[value] = src
 
 
 def select_modules(bank: Bank, wanted: Iterable[str]) -> list[Module]:

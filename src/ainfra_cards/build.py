@@ -8,6 +8,7 @@ fails or is killed leaves the previous deck and lock as they were.
 from __future__ import annotations
 
 import contextlib
+import glob
 import html
 import os
 import tempfile
@@ -20,7 +21,18 @@ from . import __version__
 from . import notetype as nt
 from .bank import Progress, load_bank, select_modules
 from .errors import CardsError, Problem
-from .ids import Assignment, Lock, LockEntry, assign, digest, dump_lock, load_lock, next_lock, parse_lock_text
+from .ids import (
+    Assignment,
+    Judgement,
+    Lock,
+    LockEntry,
+    assign,
+    digest,
+    dump_lock,
+    load_lock,
+    next_lock,
+    parse_lock_text,
+)
 from .media import anki_name
 from .model import Bank, Card, MemoryPoint, Question
 from .package import apkg_summary, write_apkg
@@ -51,6 +63,7 @@ class BuildPlan:
     retired: list[LockEntry]
     warnings: list[Problem] = field(default_factory=list)
     media: dict[str, Path] = field(default_factory=dict)  # Anki media name -> file, for the cards
+    judgements: list[Judgement] = field(default_factory=list)  # kept GUIDs whose text changed a lot
 
 
 @dataclass(frozen=True)
@@ -163,6 +176,7 @@ def plan_build(
         assignment.retired,
         problems.warnings,
         media,
+        assignment.judgements,
     )
 
 
@@ -191,19 +205,41 @@ def _changes(
 # Writing
 
 
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turn an operating-system error while writing path into a one-line CardsError."""
+    try:
+        yield
+    except OSError as e:
+        where = Path(e.filename) if e.filename else path
+        raise CardsError(
+            Problem(
+                str(where),
+                1,
+                f"cannot write {path.name}: {e.strerror or e}; make sure {path.parent} is a folder "
+                "you can write to (the previous outputs were left as they were)",
+            )
+        ) from e
+
+
+def _tmp_files(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(f".{glob.escape(path.name)}.*.tmp"))
+
+
 def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     """Call write(tmp) for a temporary file beside path, then rename it over path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        tmp = Path(name)
+        try:
+            write(tmp)
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def write_text(path: Path, text: str) -> None:
@@ -218,9 +254,11 @@ def build_lock(lock_path: Path) -> Iterator[None]:
     except ImportError:  # Windows: no advisory locks; builds there must not overlap
         yield
         return
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
     marker = lock_path.with_name(f".{lock_path.name}.building")
-    with open(marker, "a+") as f:
+    with writing(lock_path):
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(marker, "a+")  # noqa: SIM115 - held open for the whole build
+    with f:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as e:
@@ -238,7 +276,14 @@ def build_lock(lock_path: Path) -> Iterator[None]:
 
 
 def write_build(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None = None) -> None:
-    """Write the deck, any extra text outputs, then the lock (last: it vouches for the deck)."""
+    """Write the deck, any extra text outputs, then the lock (last: it vouches for the deck).
+
+    Temporary files that a killed build left beside these outputs are removed first: the caller
+    holds the build lock, so no other build can be writing them.
+    """
+    for target in (paths.output, *(extra or {}), paths.lock):
+        for leftover in _tmp_files(target):
+            leftover.unlink(missing_ok=True)
     atomic_write(paths.output, lambda tmp: write_apkg(plan.cards, plan.lock.notetype_mod, tmp, plan.media))
     for path, text in (extra or {}).items():
         write_text(path, text)

@@ -19,7 +19,7 @@ from .build import BuildPlan, Paths, build_lock, plan_build, stale_outputs, writ
 from .config import load_branding, merge
 from .errors import CardsError, Collector, Problem
 from .htmlpage import render_study_html
-from .ids import LockEntry, load_lock
+from .ids import Judgement, LockEntry, load_lock
 from .notetype import TAG_ROOT
 
 T = TypeVar("T")
@@ -198,6 +198,22 @@ def _echo_retired(e: LockEntry) -> None:
     )
 
 
+def _echo_judgements(judgements: list[Judgement]) -> None:
+    """Each kept GUID whose text changed a lot, old above new, so a maintainer can check it."""
+    if not judgements:
+        return
+    click.echo(
+        f"kept {len(judgements)} note(s) whose text changed a lot; each keeps its reviews. If one is "
+        "really a new fact, give its item a new id ({#new-name}); to keep a note that was judged new, "
+        "give the item its old GUID as id ({#aic:...})."
+    )
+    for j in judgements:
+        how = "explicit id" if j.by_id else f"cue {j.cue_similarity:.2f}, answer {j.answer_similarity:.2f}"
+        click.echo(f"  question {j.number} item {j.index} ({j.guid}; {how})")
+        click.echo(f"    - {j.old[0]}：{j.old[1]}")
+        click.echo(f"    + {j.new[0]}：{j.new[1]}")
+
+
 def _report(plan: BuildPlan, paths: Paths, written: bool) -> None:
     width = max([_width(label) for label in plan.changes] + [6])
     click.echo(f"{_ljust('module', width)}  added  updated  unchanged  retired")
@@ -212,6 +228,7 @@ def _report(plan: BuildPlan, paths: Paths, written: bool) -> None:
     click.echo(f"{_ljust('total', width)}  {totals[0]:>5}  {totals[1]:>7}  {totals[2]:>9}  {totals[3]:>7}")
     for e in plan.retired:
         _echo_retired(e)
+    _echo_judgements(plan.judgements)
     verb = "wrote" if written else "would write (dry run)"
     study = f", {paths.study}" if paths.study else ""
     click.echo(f"{verb}: {paths.output} ({len(plan.cards)} cards), {paths.lock}{study}")

@@ -63,6 +63,7 @@ def parse_question(src: SourceFile, problems: Collector, bank_root: Path | None 
     number = src.number if src.number is not None else 0
     title = _title(lines, src, number, problems)
     sections = _sections(lines, src.body_line)
+    _check_front_module(src, problems)
     question = Question(
         number=number,
         title=title or src.path.stem,
@@ -145,13 +146,25 @@ def _sections(lines: list[str], first_line: int) -> dict[str, tuple[int, list[st
 
 
 def _section_attr(name: str) -> str | None:
-    return next((attr for key, attr in SECTION_KEYS.items() if key in name), None)
+    """The known section a heading names: the whole heading, so '相关题目' is not '题目'."""
+    return SECTION_KEYS.get(name.strip())
 
 
 def _strip_rules(text: str) -> str:
     """Drop the '---' rules that separate sections and the trailing navigation line."""
     kept = [ln for ln in text.strip().split("\n") if ln.strip() != "---" and not NAV_RE.match(ln)]
     return "\n".join(kept).strip()
+
+
+def _check_front_module(src: SourceFile, problems: Collector) -> None:
+    raw = src.front.get("module")
+    if raw is not None and not MODULE_DIR_RE.match(str(raw)):
+        problems.error(
+            str(src.path),
+            src.front_lines.get("module", 2),
+            f"front matter 'module' {str(raw)!r} must name a module folder such as '05-数据并行' "
+            "(number, dash, name); fix it or delete the line to use the file's folder",
+        )
 
 
 def _front_tags(src: SourceFile, problems: Collector) -> list[str]:
@@ -162,7 +175,9 @@ def _front_tags(src: SourceFile, problems: Collector) -> list[str]:
         raw = raw.replace(",", " ").split()
     if not isinstance(raw, list) or not all(isinstance(t, (str, int, float)) for t in raw):
         problems.error(
-            str(src.path), 2, "front matter 'tags' must be a list of words, e.g. tags: [nccl, hang]"
+            str(src.path),
+            src.front_lines.get("tags", 2),
+            "front matter 'tags' must be a list of words, e.g. tags: [nccl, hang]",
         )
         return []
     return [re.sub(r"\s+", "_", str(t).strip()) for t in raw if str(t).strip()]
@@ -172,10 +187,18 @@ def _front_id(src: SourceFile, problems: Collector) -> str | None:
     raw = src.front.get("id")
     if raw is None:
         return None
-    value = str(raw).strip()
+    value, line = str(raw).strip(), src.front_lines.get("id", 2)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", value):
         problems.error(
-            str(src.path), 2, f"front matter 'id' {value!r} must be letters, digits, '_', '.', ':' or '-'"
+            str(src.path), line, f"front matter 'id' {value!r} must be letters, digits, '_', '.', ':' or '-'"
+        )
+        return None
+    if value.isdigit():
+        problems.error(
+            str(src.path),
+            line,
+            f"front matter 'id' {value!r} is only digits, which is how questions without an id are "
+            "known (their number); use a name with a letter, e.g. 'ddp-buckets'",
         )
         return None
     return value
@@ -190,7 +213,7 @@ def parse_points(
 ) -> list[MemoryPoint]:
     """Turn the 记忆要点 section's lines into memory points, one per top-level item."""
     items = _collect_items(lines, first_line, rel, problems)
-    points = []
+    points: list[MemoryPoint] = []
     for index, (line_no, head, sub) in enumerate(items, 1):
         point = split_item(head, sub, title, index, len(items), line_no)
         if point is None:
@@ -198,6 +221,15 @@ def parse_points(
                 rel,
                 line_no,
                 f"记忆要点 item {index} has a cue but no answer; write 'cue：answer' or drop the separator",
+            )
+            continue
+        twin = next((q for q in points if point.explicit_id and q.explicit_id == point.explicit_id), None)
+        if twin is not None:
+            problems.error(
+                rel,
+                line_no,
+                f"记忆要点 item {index} repeats the id {{#{point.explicit_id}}} of item {twin.index}; "
+                "give each item its own id",
             )
             continue
         if point.kind == "pair" and _plain(point.answer) and _plain(point.answer) in _plain(point.cue):

@@ -29,6 +29,7 @@ class SourceFile:
     front: dict[str, Any] = field(default_factory=dict)
     number: int | None = None  # for question files
     module_dir: str | None = None  # for files inside a module folder
+    front_lines: dict[str, int] = field(default_factory=dict)  # front-matter key -> its file line
 
 
 @dataclass
@@ -100,6 +101,13 @@ def split_front_matter(text: str, rel: str, problems: Collector) -> tuple[dict[s
     return front, body, body_line
 
 
+def front_key_lines(text: str, body_line: int) -> dict[str, int]:
+    """The file line of each top-level front-matter key, so errors can point at it."""
+    lines = text.split("\n")[1 : max(1, body_line - 2)]
+    found = (re.match(r"([^\s:#][^:]*?)\s*:", line) for line in lines)
+    return {m.group(1): i for i, m in enumerate(found, 2) if m}
+
+
 def _walk_markdown(root: Path, problems: Collector) -> list[Path]:
     """Every .md file under root, sorted, without following directory links out or in loops."""
     found: list[Path] = []
@@ -149,7 +157,7 @@ def list_bank(root: Path, problems: Collector) -> Listing:
         if text is None:
             continue
         front, body, body_line = split_front_matter(text, str(rel), problems)
-        src = SourceFile(rel, p, body, body_line, front)
+        src = SourceFile(rel, p, body, body_line, front, front_lines=front_key_lines(text, body_line))
         if kind == "question":
             m = QUESTION_FILE_RE.match(rel.name)
             assert m is not None
