@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
 from anki.scheduler.v3 import CardAnswer
 
-from ainfra_cards.build import Paths, plan_build, write_build
+from ainfra_cards.build import BuildRequest, Paths, run_build
 
 NAV = "[返回模块](./README.md) | [返回总览](../README.md)"
 
@@ -67,9 +68,20 @@ class Builder:
 
     def build(self, advance: int = 100):
         self.now += advance
-        plan = plan_build(self.paths, (), self.now)
-        write_build(plan, self.paths)
-        return plan
+        return run_build(BuildRequest(self.root / "questions", now=self.now, use_cache=False)).built
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_cache(tmp_path_factory):
+    """Builds in tests (and the processes they start) use a cache folder of their own."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
 
 
 @pytest.fixture

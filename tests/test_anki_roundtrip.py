@@ -43,7 +43,7 @@ def initial_bank(root):
 def test_first_import_gives_one_note_per_memory_point(builder, learner):
     initial_bank(builder.root)
     plan = builder.build()
-    log = learner.import_deck(builder.paths.output)
+    log = learner.import_deck(builder.paths.deck)
     assert len(log.new) == 9
     notes = learner.notes()
     assert len(notes) == 9 and set(notes) == {c.guid for c in plan.cards}
@@ -67,14 +67,14 @@ def test_first_import_gives_one_note_per_memory_point(builder, learner):
 def test_reimporting_an_unchanged_deck_changes_nothing(builder, learner):
     initial_bank(builder.root)
     builder.build()
-    learner.import_deck(builder.paths.output)
+    learner.import_deck(builder.paths.deck)
     learner.study_all()
     before = {g: (n.mod, n.fields) for g, n in learner.notes().items()}
     lock_before = builder.paths.lock.read_text(encoding="utf-8")
     plan = builder.build(advance=5000)  # a later rebuild of the same bank
     assert builder.paths.lock.read_text(encoding="utf-8") == lock_before
     assert all(c.unchanged == c.added + c.unchanged for c in plan.changes.values())
-    log = learner.import_deck(builder.paths.output)
+    log = learner.import_deck(builder.paths.deck)
     assert len(log.new) == 0 and len(log.updated) == 0
     assert {g: (n.mod, n.fields) for g, n in learner.notes().items()} == before
 
@@ -82,7 +82,7 @@ def test_reimporting_an_unchanged_deck_changes_nothing(builder, learner):
 def test_edits_keep_every_review_and_reach_the_same_note(builder, learner):
     bank = initial_bank(builder.root)
     first = builder.build()
-    learner.import_deck(builder.paths.output)
+    learner.import_deck(builder.paths.deck)
     learner.study_all()
     guid_of = {(c.question, c.fields["Front"]): c.guid for c in first.cards}
     history = {}
@@ -114,7 +114,7 @@ def test_edits_keep_every_review_and_reach_the_same_note(builder, learner):
     second = builder.build()
     deleted = guid_of[(11, "小消息用哪种算法")]
     assert [e.guid for e in second.retired] == [deleted]
-    log = learner.import_deck(builder.paths.output)
+    log = learner.import_deck(builder.paths.deck)
     assert len(log.new) == 1
 
     notes = learner.notes()
@@ -152,12 +152,12 @@ def test_edits_keep_every_review_and_reach_the_same_note(builder, learner):
 def test_untouched_notes_are_not_rewritten(builder, learner):
     bank = initial_bank(builder.root)
     builder.build()
-    learner.import_deck(builder.paths.output)
+    learner.import_deck(builder.paths.deck)
     before = {g: n.mod for g, n in learner.notes().items()}
     fixed = [P1[0].replace("25 MB", "25 MiB"), P1[1], P1[2]]
     (bank / Q1[0]).write_text(question_md(1, Q1[2], fixed), encoding="utf-8")
     plan = builder.build()
-    log = learner.import_deck(builder.paths.output)
+    log = learner.import_deck(builder.paths.deck)
     assert len(log.updated) == 1 and len(log.new) == 0
     after = {g: n.mod for g, n in learner.notes().items()}
     changed = {g for g in before if before[g] != after[g]}
@@ -169,13 +169,13 @@ def test_untouched_notes_are_not_rewritten(builder, learner):
 def test_template_and_css_change_reaches_the_collection(builder, learner, monkeypatch):
     initial_bank(builder.root)
     builder.build()
-    learner.import_deck(builder.paths.output)
+    learner.import_deck(builder.paths.deck)
     learner.study_all()
     reviews = learner.col.db.scalar("select count() from revlog")
     original = nt.css()
     monkeypatch.setattr(nt, "css", lambda: original + "\n.aic-cue { color: #c00; }\n")
     builder.build()
-    learner.import_deck(builder.paths.output)
+    learner.import_deck(builder.paths.deck)
     model = learner.col.models.get(learner.col.models.id_for_name(nt.NOTETYPE_NAME))
     assert ".aic-cue { color: #c00; }" in model["css"]
     assert learner.col.db.scalar("select count() from revlog") == reviews

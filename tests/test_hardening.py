@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from conftest import question_md, write_bank
 
 from ainfra_cards.bank import load_bank
-from ainfra_cards.build import Paths, plan_build
+from ainfra_cards.build import Paths, plan
 from ainfra_cards.cli import main
 from ainfra_cards.errors import CardsError
 
@@ -118,10 +118,10 @@ def test_images_are_packaged_with_collision_free_names(tmp_path):
     )
     (bank / "01-基础/img").mkdir()
     (bank / "01-基础/img/ring.png").write_bytes(PNG)
-    plan = plan_build(Paths.default(bank), (), 1_800_000_000)
-    (name,) = plan.media
+    built = plan(Paths.default(bank), 1_800_000_000)
+    (name,) = built.media
     assert name.startswith("ainfra-cards-") and name.endswith(".png")
-    assert all(f'src="{name}"' in c.fields["Back"] for c in plan.cards)
+    assert all(f'src="{name}"' in c.fields["Back"] for c in built.cards)
     CliRunner().invoke(main, ["build", "--questions", str(bank)])
     with zipfile.ZipFile(tmp_path / "decks" / "ainfra-cards.apkg") as z:
         import json
@@ -271,8 +271,8 @@ def test_an_unreadable_file_is_reported(tmp_path, monkeypatch):
 def test_five_thousand_items_work(tmp_path):
     points = [f"{i}. **提示 {i}**：答案 {i}" for i in range(1, 5001)]
     bank = write_bank(tmp_path / "questions", {"01-基础/001-a.md": question_md(1, "大", points)})
-    plan = plan_build(Paths.default(bank), (), 1_800_000_000)
-    assert len(plan.cards) == 5000 and len({c.guid for c in plan.cards}) == 5000
+    built = plan(Paths.default(bank), 1_800_000_000)
+    assert len(built.cards) == 5000 and len({c.guid for c in built.cards}) == 5000
 
 
 def test_hand_edited_lock_with_duplicate_guid_is_refused(tmp_path):

@@ -27,7 +27,7 @@ ZERO = [
 def _setup(builder, learner, files: dict[str, str]):
     bank = write_bank(builder.root / "questions", files)
     plan = builder.build()
-    learner.import_deck(builder.paths.output)
+    learner.import_deck(builder.paths.deck)
     learner.study_all()
     guids = {(c.question, c.fields["Front"]): c.guid for c in plan.cards}
     history = {g: _history(learner, g) for g in guids.values()}
@@ -41,7 +41,7 @@ def _history(learner, guid):
 
 def _rebuild(builder, learner):
     plan = builder.build()
-    learner.import_deck(builder.paths.output)
+    learner.import_deck(builder.paths.deck)
     return plan, learner.notes()
 
 

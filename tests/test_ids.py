@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from conftest import question_md, write_bank
 
-from ainfra_cards.build import Paths, plan_build, write_build
+from ainfra_cards.build import BuildRequest, Paths, plan, run_build
 
 
 def build(root, now):
-    paths = Paths.default(root / "questions")
-    plan = plan_build(paths, (), now)
-    write_build(plan, paths)
-    return plan
+    return run_build(BuildRequest(root / "questions", now=now, use_cache=False)).built
 
 
 def guids(plan):
@@ -78,7 +75,7 @@ def test_same_bank_and_lock_give_the_same_notes_fields_tags_and_times(tmp_path):
     )
     build(tmp_path, 100)
     paths = Paths.default(tmp_path / "questions")
-    a, b = plan_build(paths, (), 500), plan_build(paths, (), 900)
+    a, b = plan(paths, 500), plan(paths, 900)
     assert a.cards == b.cards and a.lock_text == b.lock_text
     assert {c.mod for c in a.cards} == {100}
 

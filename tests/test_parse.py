@@ -9,7 +9,7 @@ from conftest import question_md, write_bank
 
 from ainfra_cards.bank import load_bank, module_ranges
 from ainfra_cards.errors import CardsError, Collector
-from ainfra_cards.parse import CLOZE_MARK, parse_points, split_item
+from ainfra_cards.items import CLOZE_MARK, parse_points, split_item
 from ainfra_cards.render import to_html
 
 TITLE = "DDP 的 gradient bucketing"

@@ -243,7 +243,7 @@ def test_random_edits_never_lose_or_misattach_history(tmp_path_factory, rounds, 
     try:
         world.write(root / "questions")
         plan = builder.build()
-        learner.import_deck(builder.paths.output)
+        learner.import_deck(builder.paths.deck)
         learner.study_all()
         guid_of = {f.serial: c.guid for f, c in zip(world.facts(), plan.cards, strict=True)}
         history = {s: _history(learner, g) for s, g in guid_of.items()}
@@ -254,7 +254,7 @@ def test_random_edits_never_lose_or_misattach_history(tmp_path_factory, rounds, 
                 world.apply(edit)
             world.write(root / "questions")
             plan = builder.build()
-            learner.import_deck(builder.paths.output)
+            learner.import_deck(builder.paths.deck)
             notes = learner.notes()
             for fact in world.facts():
                 if fact.serial in guid_of:  # studied before: same note, same card, same history

@@ -15,7 +15,9 @@ import pytest
 from conftest import question_md, write_bank
 
 from ainfra_cards.bank import load_bank
-from ainfra_cards.htmlpage import Branding, default_branding, render_study_html
+from ainfra_cards.build import render_bank
+from ainfra_cards.config import Branding
+from ainfra_cards.outputs.study import default_branding, render_study_html
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -130,8 +132,8 @@ def make_bank(root: Path) -> Path:
 
 
 def render(root: Path, branding: Branding | None = None) -> str:
-    bank, _ = load_bank(root)
-    return render_study_html(bank, branding)
+    page = render_bank(root)
+    return render_study_html(page.bank, page.rendered, branding or Branding())
 
 
 @pytest.fixture(scope="module")

@@ -1,30 +1,42 @@
-"""Load a whole bank: read every file, parse every question, check the bank as a whole."""
+"""Load a whole bank: read every file, parse every question, check the bank as a whole.
+
+Parsing a file is a pure function of its text, so each parsed question is kept in the build
+cache under a hash of the file and of the parser's own code; an unchanged file is read back
+instead of parsed again. Its images are checked again every time (they are other files).
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from pathlib import Path
+from dataclasses import asdict
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .errors import CardsError, Collector
-from .model import Bank, Module, Page
+from .cache import NO_CACHE, Cache
+from .errors import CardsError, Collector, Problem
+from .lockfile import LockEntry, load_lock
+from .media import find_images
+from .model import Bank, MemoryPoint, Module, Page, Question
 from .parse import H1_RE, module_of, parse_question
 from .sources import MODULE_DIR_RE, SourceFile, list_bank
+from .util import code_key, digest
 
 # progress(items, total, label) yields items while showing progress (the CLI draws a bar).
 Progress = Callable[[Iterable[Any], int, str], Iterable[Any]]
 _RANGE_RE = re.compile(r"(\d+)\s*[–—~\-－]\s*(\d+)")
 
 
-def load_bank(root: Path, progress: Progress | None = None, strict: bool = True) -> tuple[Bank, Collector]:
+def load_bank(
+    root: Path, progress: Progress | None = None, strict: bool = True, cache: Cache = NO_CACHE
+) -> tuple[Bank, Collector]:
     """Parse the bank at root; raise CardsError listing every error (unless strict is False)."""
     problems = Collector()
     listing = list_bank(root, problems)
-    files: Iterable[SourceFile] = listing.questions
+    sources: Iterable[SourceFile] = listing.questions
     if progress is not None:
-        files = progress(listing.questions, len(listing.questions), "Parsing questions")
-    questions = [q for src in files if (q := parse_question(src, problems, root)) is not None]
+        sources = progress(listing.questions, len(listing.questions), "Parsing questions")
+    questions = [q for src in sources if (q := _question(src, problems, root, cache)) is not None]
     questions.sort(key=lambda q: (q.number, str(q.path)))
     pages = [_page(src) for src in listing.pages]
     front = next((p for p in pages if str(p.path) == "README.md"), None)
@@ -44,10 +56,73 @@ def load_bank(root: Path, progress: Progress | None = None, strict: bool = True)
     return bank, problems
 
 
+PARSE_CODE = ("sources.py", "parse.py", "items.py", "markup.py", "model.py")
+
+
+def _question(src: SourceFile, problems: Collector, root: Path, cache: Cache) -> Question | None:
+    """Parse one question file, or read it back from the cache if this very text was parsed."""
+    source_key = digest(str(src.path), src.text)
+    key = digest(
+        code_key(*PARSE_CODE),
+        source_key,
+        src.body_line,
+        src.front,
+        src.front_lines,
+        src.number,
+        src.module_dir,
+    )
+    hit = cache.get("parse", key)
+    if isinstance(hit, dict):
+        return _question_from_cache(hit, src, source_key, problems, root)
+    local = Collector()
+    question = parse_question(src, local, root)
+    problems.problems.extend(local.problems)
+    if question is not None and not local.errors:
+        question.source_key = source_key
+        data = {
+            "question": _question_data(question),
+            "warnings": [asdict(w) for w in local.warnings],
+            "has_images": bool(question.media),
+        }
+        cache.put("parse", key, data)
+    return question
+
+
+def _question_from_cache(
+    hit: dict[str, Any], src: SourceFile, source_key: str, problems: Collector, root: Path
+) -> Question | None:
+    """A question read back from the cache; its warnings again, and its images checked again."""
+    question = _question_from_data(hit["question"])
+    problems.problems.extend(Problem(**w) for w in hit["warnings"])
+    if hit["has_images"]:
+        before = len(problems.errors)
+        question.media = find_images(src.text, src.abspath, root, str(src.path), src.body_line, problems)
+        if len(problems.errors) > before:
+            return None
+    question.source_key = source_key
+    return question
+
+
+def _question_data(q: Question) -> dict[str, Any]:
+    data = asdict(q)
+    data["path"] = str(q.path)
+    del data["media"], data["source_key"]
+    return data
+
+
+def _question_from_data(data: dict[str, Any]) -> Question:
+    data = dict(data)
+    data["path"] = PurePosixPath(data["path"])
+    data["module"] = Module(**data["module"])
+    data["points"] = [MemoryPoint(**p) for p in data["points"]]
+    data["extra_sections"] = [tuple(pair) for pair in data["extra_sections"]]
+    return Question(**data)
+
+
 def _page(src: SourceFile) -> Page:
     first = next((ln for ln in src.text.split("\n") if ln.strip()), "")
     m = H1_RE.match(first) if first.startswith("# ") else None
-    return Page(src.path, m.group(1) if m else src.path.stem, src.text)
+    return Page(src.path, m.group(1) if m else src.path.stem, src.text, digest(str(src.path), src.text))
 
 
 def _page_order(page: Page) -> tuple[int, str]:
@@ -136,17 +211,19 @@ def _check_ids(sources: list[SourceFile], problems: Collector) -> None:
             seen[value] = src
 
 
-def select_modules(bank: Bank, wanted: Iterable[str]) -> list[Module]:
-    """Resolve --module values ('05' or '05-数据并行') to modules; raise on unknown ones."""
-    chosen: list[Module] = []
-    for value in wanted:
-        m = next(
-            (mod for mod in bank.modules if value in (mod.folder, f"{mod.number:02d}", str(mod.number))),
-            None,
-        )
-        if m is None:
-            known = ", ".join(mod.folder for mod in bank.modules)
-            raise CardsError(f"--module {value}: no such module in this bank (known: {known})")
-        if m not in chosen:
-            chosen.append(m)
-    return chosen
+def check_bank(questions: Path, lock_path: Path) -> Collector:
+    """Every problem of the bank and of its lock file (if there is one), errors and warnings."""
+    _, problems = load_bank(questions, strict=False)
+    try:
+        load_lock(lock_path)
+    except CardsError as e:
+        problems.problems.extend(e.problems)
+    return problems
+
+
+def stats(questions: Path, lock_path: Path | None) -> tuple[Bank, list[Problem], list[LockEntry]]:
+    """The bank, its warnings, and (given a lock) the memory points the lock records as retired."""
+    bank, problems = load_bank(questions)
+    lock = load_lock(lock_path) if lock_path is not None else None
+    retired = [e for e in (lock.entries if lock else []) if e.status == "retired"]
+    return bank, problems.warnings, retired

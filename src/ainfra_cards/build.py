@@ -1,46 +1,71 @@
-"""The build: bank -> GUIDs -> rendered cards -> deck and lock. Gather everything, then write.
+"""The build, top to bottom: bank -> GUIDs -> rendered cards -> outputs. Gather, then write.
 
-Nothing is written until the whole bank has parsed and every GUID is assigned; each output is
-written to a temporary file beside it and renamed into place, the lock last, so a build that
-fails or is killed leaves the previous deck and lock as they were.
+plan() parses the bank, matches it against the lock, renders every piece of Markdown once
+(through the cache) and computes the next lock; it writes nothing. run_build() then hands the
+plan to each output in turn: write it, or (``--check``) say whether the file on disk is current.
+A build that fails or is killed leaves the previous outputs as they were: each is written to a
+temporary file and renamed into place, the lock last.
 """
 
 from __future__ import annotations
 
 import contextlib
-import glob
-import html
 import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal
 
-from . import __version__
 from . import notetype as nt
-from .bank import Progress, load_bank, select_modules
-from .errors import CardsError, Problem
-from .ids import (
-    Assignment,
-    Judgement,
-    Lock,
-    LockEntry,
-    assign,
-    digest,
-    dump_lock,
-    load_lock,
-    next_lock,
-    parse_lock_text,
-)
+from .bank import Progress, load_bank
+from .cache import NO_CACHE, Cache
+from .config import Branding, load_branding
+from .errors import CardsError, Collector, Problem
+from .ids import Assignment, Judgement, assign
+from .lockfile import GENERATOR, Lock, LockEntry, dump_lock, load_lock, next_lock
 from .media import anki_name
-from .model import Bank, Card, MemoryPoint, Question
-from .package import apkg_summary, write_apkg
-from .render import to_html
+from .model import Bank, Card, MemoryPoint, Module, Question
+from .outputs import Output, Written, stale_outputs, write_outputs
+from .outputs.deck import DeckOutput
+from .outputs.lock import LockOutput
+from .outputs.study import StudyOutput
+from .render import RenderedQuestion, card_fields, question_fields, render_key, render_question
+from .util import digest, writing
 
 DECK_FILE = "ainfra-cards.apkg"
 LOCK_FILE = "ainfra-cards.lock.yaml"
 STUDY_FILE = "study.html"
+Mode = Literal["write", "dry-run", "check"]
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where a build reads and writes."""
+
+    questions: Path
+    deck: Path
+    lock: Path
+    study: Path | None = None  # study.html; None for a deck of selected modules
+
+    @classmethod
+    def default(
+        cls,
+        questions: Path,
+        output: Path | None = None,
+        lock: Path | None = None,
+        modules: tuple[str, ...] = (),
+        study: Path | None = None,
+    ) -> Paths:
+        """The lock goes to decks/ beside the bank folder (so each bank has its own), the deck
+        there too unless output names a file, and study.html beside the deck."""
+        decks = questions.resolve().parent / "decks"
+        if output is None:
+            suffix = "".join(f"-{m.split('-')[0]}" for m in modules)
+            output = decks / (DECK_FILE if not modules else f"ainfra-cards{suffix}.apkg")
+        if study is None and not modules:
+            study = output.parent / STUDY_FILE
+        return cls(questions, output, lock if lock is not None else decks / LOCK_FILE, study)
 
 
 @dataclass
@@ -52,198 +77,265 @@ class ModuleChanges:
 
 
 @dataclass
-class BuildPlan:
-    """Everything a build would write, computed without writing anything."""
+class Rendered:
+    """The parsed bank, each question rendered on first use (through the cache)."""
 
     bank: Bank
-    cards: list[Card]  # the cards of the selected modules, in bank order
-    lock: Lock
-    lock_text: str
-    changes: dict[str, ModuleChanges]
-    retired: list[LockEntry]
+    cache: Cache
     warnings: list[Problem] = field(default_factory=list)
-    media: dict[str, Path] = field(default_factory=dict)  # Anki media name -> file, for the cards
-    judgements: list[Judgement] = field(default_factory=list)  # kept GUIDs whose text changed a lot
+    _memo: dict[str, RenderedQuestion] = field(default_factory=dict, repr=False)
+
+    def rendered(self, q: Question) -> RenderedQuestion:
+        key = str(q.path)
+        if key not in self._memo:
+            self._memo[key] = render_question(q, self.cache)
+        return self._memo[key]
+
+    def media_names(self, q: Question) -> list[str]:
+        return [anki_name(path) for path in q.media.values()]
 
 
 @dataclass(frozen=True)
-class Paths:
-    """Where a build reads and writes."""
-
-    questions: Path
-    output: Path
-    lock: Path
-    study: Path | None = None  # study.html, written by a whole-bank build
-
-    @classmethod
-    def default(
-        cls,
-        questions: Path,
-        output: Path | None = None,
-        lock: Path | None = None,
-        modules: tuple[str, ...] = (),
-    ) -> Paths:
-        """The deck and its lock go to decks/ beside the bank folder, so each bank has its own."""
-        decks = questions.resolve().parent / "decks"
-        if output is None:
-            suffix = "".join(f"-{m.split('-')[0]}" for m in modules)
-            output = decks / (DECK_FILE if not modules else f"ainfra-cards{suffix}.apkg")
-        study = None if modules else decks / STUDY_FILE
-        return cls(questions, output, lock if lock is not None else decks / LOCK_FILE, study)
-
-
-def question_fields(q: Question) -> dict[str, str]:
-    """The fields every note of a question shares (rendered once per question)."""
-    return {
-        "Number": str(q.number),
-        "Title": to_html(q.title, inline=True),
-        "Module": q.module.label,
-        "Source": html.escape(str(q.path)),
-        "Context": to_html(q.talking_points, images=_images(q)) if q.talking_points else "",
-        "Prompt": to_html(q.prompt, images=_images(q)),
-        "Extra": "",
-    }
-
-
-class _Rendered(NamedTuple):
-    """One memory point on its way to a note."""
+class NoteRef:
+    """A memory point and the note it is: its GUID and the time its content last changed."""
 
     question: Question
     point: MemoryPoint
     guid: str
-    fields: dict[str, str]
-    tags: list[str]
-    content: str  # digest of fields, tags and deck: a change moves the note's mod time
+    mod: int
 
 
-def render_card(q: Question, p: MemoryPoint, shared: dict[str, str]) -> tuple[dict[str, str], list[str]]:
-    """The note's fields and tags for one memory point."""
-    fields = {
-        "Front": to_html(p.cue, inline=True, images=_images(q)),
-        "Back": to_html(p.answer, inline=True, images=_images(q)),
-        **shared,
-    }
-    tags = [f"{nt.TAG_ROOT}::{q.module.slug}", f"{nt.TAG_ROOT}::Q{q.number:03d}", *q.tags]
-    return fields, sorted(set(tags), key=tags.index)
+@dataclass
+class Built(Rendered):
+    """Everything a build would write, computed without writing anything.
+
+    The notes' rendered fields are made only when something asks for cards (writing a deck): a
+    build whose outputs are all current needs only each note's content digest, which the cache
+    keeps per question file.
+    """
+
+    notes: list[NoteRef] = field(default_factory=list)  # every memory point of the bank, in order
+    content: dict[str, str] = field(default_factory=dict)  # guid -> digest of the note's content
+    lock: Lock = field(default_factory=Lock)
+    changes: dict[str, ModuleChanges] = field(default_factory=dict)
+    assignment: Assignment = field(default_factory=lambda: Assignment({}, set(), []))
+    media: dict[str, Path] = field(default_factory=dict)  # Anki media name -> file
+    _cards: list[Card] | None = field(default=None, repr=False)
+
+    @property
+    def cards(self) -> list[Card]:
+        """Every note with its rendered fields, in bank order."""
+        if self._cards is None:
+            self._cards = []
+            for q in self.bank.questions:
+                self._cards += _question_cards(q, self.rendered(q), self.notes)
+        return self._cards
+
+    @property
+    def lock_text(self) -> str:
+        return dump_lock(self.lock, GENERATOR)
+
+    @property
+    def retired(self) -> list[LockEntry]:
+        return self.assignment.retired
+
+    @property
+    def judgements(self) -> list[Judgement]:
+        return self.assignment.judgements
 
 
-def _images(q: Question) -> Callable[[str], str | None]:
-    return lambda ref: anki_name(q.media[ref]) if ref in q.media else None
+def build_time() -> int:
+    """When this build happens, for notes whose content changed: SOURCE_DATE_EPOCH, else now."""
+    value = os.environ.get("SOURCE_DATE_EPOCH")
+    if not value:
+        return int(time.time())
+    try:
+        return int(value)
+    except ValueError as e:
+        raise CardsError(f"SOURCE_DATE_EPOCH={value!r} is not a whole number of seconds") from e
 
 
-def plan_build(
-    paths: Paths, modules: tuple[str, ...] = (), now: int = 0, progress: Progress | None = None
-) -> BuildPlan:
-    """Parse the bank, match it against the lock and render every card; write nothing."""
-    bank, problems = load_bank(paths.questions, progress)
-    selected = select_modules(bank, modules)
-    lock = load_lock(paths.lock)
-    assignment = assign(bank.questions, lock)
-    rendered: list[_Rendered] = []
-    questions: Iterable[Question] = bank.questions
+def select_modules(bank: Bank, wanted: Iterable[str]) -> list[Module]:
+    """Resolve --module values ('05' or '05-数据并行') to modules; raise on unknown ones."""
+    chosen: list[Module] = []
+    for value in wanted:
+        m = next(
+            (mod for mod in bank.modules if value in (mod.folder, f"{mod.number:02d}", str(mod.number))),
+            None,
+        )
+        if m is None:
+            known = ", ".join(mod.folder for mod in bank.modules)
+            raise CardsError(f"--module {value}: no such module in this bank (known: {known})")
+        if m not in chosen:
+            chosen.append(m)
+    return chosen
+
+
+def render_bank(questions: Path, cache: Cache = NO_CACHE, progress: Progress | None = None) -> Rendered:
+    """Parse the bank; its questions are rendered when first asked for."""
+    bank, problems = load_bank(questions, progress, cache=cache)
+    return Rendered(bank, cache, problems.warnings)
+
+
+def plan(paths: Paths, now: int, cache: Cache = NO_CACHE, progress: Progress | None = None) -> Built:
+    """Parse, match against the lock, digest each note's content, and compute the next lock."""
+    page = render_bank(paths.questions, cache, progress)
+    questions = page.bank.questions
+    old = load_lock(paths.lock, cache)
+    assignment = assign(questions, old)
+    content: dict[str, str] = {}
+    items: Iterable[Question] = questions
     if progress is not None:
-        questions = progress(bank.questions, len(bank.questions), "Rendering cards  ")
-    for q in questions:
-        shared = question_fields(q)
-        for p in q.points:
-            fields, tags = render_card(q, p, shared)
-            content = digest(fields, tags, nt.deck_id(q.module.number))
-            rendered.append(_Rendered(q, p, assignment.guids[(q.key, p.index)], fields, tags, content))
-    new_lock = next_lock(
-        lock, assignment, [(r.question, r.point, r.content) for r in rendered], nt.notetype_digest(), now
+        items = progress(questions, len(questions), "Rendering        ")
+    for q in items:
+        digests = _content_digests(page, q)
+        content.update(
+            (assignment.guids[(q.key, p.index)], d) for p, d in zip(q.points, digests, strict=True)
+        )
+    points = [(q, p, assignment.guids[(q.key, p.index)]) for q in questions for p in q.points]
+    lock = next_lock(
+        old, assignment.guids, [(q, p, content[g]) for q, p, g in points], nt.notetype_digest(), now
     )
-    mods = {e.guid: e.mod for e in new_lock.entries}
-    cards = [
-        Card(r.guid, mods[r.guid], r.fields, r.tags, r.question.module, r.question.number)
-        for r in rendered
-        if not selected or r.question.module in selected
+    mods = {e.guid: e.mod for e in lock.entries}
+    notes = [NoteRef(q, p, g, mods[g]) for q, p, g in points]
+    media = {anki_name(path): path for q in questions for path in q.media.values()}
+    changes = _changes(page.bank, notes, content, old, assignment)
+    return Built(
+        page.bank, cache, page.warnings, page._memo, notes, content, lock, changes, assignment, media
+    )
+
+
+def _tags(q: Question) -> list[str]:
+    tags = [f"{nt.TAG_ROOT}::{q.module.slug}", f"{nt.TAG_ROOT}::Q{q.number:03d}", *q.tags]
+    return sorted(set(tags), key=tags.index)
+
+
+def _question_cards(q: Question, r: RenderedQuestion, notes: list[NoteRef]) -> list[Card]:
+    """The notes of one question with their rendered fields."""
+    by_point = {n.point.index: n for n in notes if n.question is q}
+    shared, tags = question_fields(q, r), _tags(q)
+    return [
+        Card(
+            by_point[p.index].guid,
+            by_point[p.index].mod,
+            card_fields(shared, cue, answer),
+            tags,
+            q.module,
+            q.number,
+        )
+        for p, (cue, answer) in zip(q.points, r.points, strict=True)
     ]
-    changes = _changes(bank, rendered, lock, assignment)
-    media = {
-        anki_name(path): path
-        for q in bank.questions
-        if not selected or q.module in selected
-        for path in q.media.values()
-    }
-    used = "".join(v for c in cards for v in c.fields.values())
-    media = {name: path for name, path in media.items() if name in used}
-    return BuildPlan(
-        bank,
-        cards,
-        new_lock,
-        dump_lock(new_lock, f"ainfra-cards {__version__}"),
-        changes,
-        assignment.retired,
-        problems.warnings,
-        media,
-        assignment.judgements,
+
+
+def _content_digests(page: Rendered, q: Question) -> list[str]:
+    """Each note's content digest for one question: what its fields, tags and deck hash to.
+
+    Kept in the cache under everything the fields are made from, so a build that changed
+    nothing renders nothing.
+    """
+    key = digest(
+        render_key(), q.source_key, str(q.path), q.module, q.number, q.tags, sorted(page.media_names(q))
     )
+    hit = page.cache.get("cards", key)
+    if isinstance(hit, list) and len(hit) == len(q.points):
+        return hit
+    r = page.rendered(q)
+    shared, tags, deck = question_fields(q, r), _tags(q), nt.deck_id(q.module.number)
+    digests = [digest(card_fields(shared, cue, answer), tags, deck) for cue, answer in r.points]
+    page.cache.put("cards", key, digests)
+    return digests
 
 
 def _changes(
-    bank: Bank, rendered: list[_Rendered], lock: Lock | None, assignment: Assignment
+    bank: Bank, notes: list[NoteRef], content: dict[str, str], lock: Lock | None, assignment: Assignment
 ) -> dict[str, ModuleChanges]:
     old = lock.by_guid() if lock else {}
     changes = {m.label: ModuleChanges() for m in bank.modules}
-    for r in rendered:
-        c = changes.setdefault(r.question.module.label, ModuleChanges())
-        before = old.get(r.guid)
-        if before is None or r.guid in assignment.new:
-            c.added += 1
-        elif before.content != r.content or before.status != "active":
-            c.updated += 1
+    for n in notes:
+        row = changes.setdefault(n.question.module.label, ModuleChanges())
+        before = old.get(n.guid)
+        if before is None or n.guid in assignment.new:
+            row.added += 1
+        elif before.content != content[n.guid] or before.status != "active":
+            row.updated += 1
         else:
-            c.unchanged += 1
-    numbers = {q.number: q.module.label for q in bank.questions}
+            row.unchanged += 1
+    labels = {q.number: q.module.label for q in bank.questions}
     for e in assignment.retired:
-        label = numbers.get(e.number) or "(removed questions)"
-        changes.setdefault(label, ModuleChanges()).retired += 1
+        changes.setdefault(labels.get(e.number) or "(removed questions)", ModuleChanges()).retired += 1
     return changes
 
 
-# ---------------------------------------------------------------------------------------------
-# Writing
+def outputs_for(paths: Paths, selected: list[Module], branding: Branding) -> list[Output]:
+    """What a build writes, in order: the deck, study.html, and last the lock (it vouches for them)."""
+    outputs: list[Output] = [DeckOutput(paths.deck, selected)]
+    if paths.study is not None:
+        outputs.append(StudyOutput(paths.study, branding))
+    outputs.append(LockOutput(paths.lock))
+    return outputs
 
 
-@contextlib.contextmanager
-def writing(path: Path) -> Iterator[None]:
-    """Turn an operating-system error while writing path into a one-line CardsError."""
-    try:
-        yield
-    except OSError as e:
-        where = Path(e.filename) if e.filename else path
-        raise CardsError(
-            Problem(
-                str(where),
-                1,
-                f"cannot write {path.name}: {e.strerror or e}; make sure {path.parent} is a folder "
-                "you can write to (the previous outputs were left as they were)",
-            )
-        ) from e
+@dataclass(frozen=True)
+class BuildRequest:
+    """What the user asked of one build."""
+
+    questions: Path
+    output: Path | None = None
+    lock: Path | None = None
+    modules: tuple[str, ...] = ()
+    mode: Mode = "write"
+    branding: Branding = Branding()  # from the command line; the config files fill in the rest
+    use_cache: bool = True
+    now: int | None = None  # the build time; None: SOURCE_DATE_EPOCH or the clock
 
 
-def _tmp_files(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f".{glob.escape(path.name)}.*.tmp"))
+@dataclass
+class BuildResult:
+    request: BuildRequest
+    paths: Paths
+    built: Built
+    outputs: list[Output]
+    written: list[Written] = field(default_factory=list)
+    stale: list[Path] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    selected: list[Module] = field(default_factory=list)  # the deck's modules; empty for all
+
+    @property
+    def deck_cards(self) -> int:
+        return sum(1 for n in self.built.notes if not self.selected or n.question.module in self.selected)
 
 
-def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
-    """Call write(tmp) for a temporary file beside path, then rename it over path."""
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        tmp = Path(name)
-        try:
-            write(tmp)
-            with open(tmp, "rb+") as f:
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildResult:
+    """Plan the build, then write its outputs, or (mode 'check') compare them with the files."""
+    paths = Paths.default(request.questions, request.output, request.lock, request.modules)
+    cache = Cache.default() if request.use_cache else NO_CACHE
+    problems = Collector()
+    branding = load_branding(request.questions, problems, request.branding)
+    writes = request.mode == "write"  # read-only runs take no lock and create nothing
+    with build_lock(paths.lock) if writes else contextlib.nullcontext():
+        now = request.now if request.now is not None else build_time()
+        built = plan(paths, now, cache, progress)
+        selected = select_modules(built.bank, request.modules)
+        outputs = outputs_for(paths, selected, branding)
+        warnings = problems.warnings + built.warnings
+        result = BuildResult(request, paths, built, outputs, warnings=warnings, selected=selected)
+        if request.mode == "check":
+            result.stale = stale_outputs(outputs, built)
+        elif writes:
+            result.written = write_outputs(outputs, built, cache)
+    return result
 
 
-def write_text(path: Path, text: str) -> None:
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+def run_html(
+    questions: Path, output: Path | None, branding: Branding, use_cache: bool = True
+) -> tuple[Path, int, list[Problem]]:
+    """Write study.html alone (no deck, no lock); return where it went, its question count, warnings."""
+    problems = Collector()
+    target = output or questions.resolve().parent / "decks" / STUDY_FILE
+    full = load_branding(questions, problems, branding)
+    page = render_bank(questions, Cache.default() if use_cache else NO_CACHE)
+    write_outputs([StudyOutput(target, full)], page, page.cache)  # type: ignore[arg-type]
+    return target, len(page.bank.questions), problems.warnings + page.warnings
 
 
 @contextlib.contextmanager
@@ -273,53 +365,3 @@ def build_lock(lock_path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-
-
-def write_build(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None = None) -> None:
-    """Write the deck, any extra text outputs, then the lock (last: it vouches for the deck).
-
-    Temporary files that a killed build left beside these outputs are removed first: the caller
-    holds the build lock, so no other build can be writing them.
-    """
-    for target in (paths.output, *(extra or {}), paths.lock):
-        for leftover in _tmp_files(target):
-            leftover.unlink(missing_ok=True)
-    atomic_write(paths.output, lambda tmp: write_apkg(plan.cards, plan.lock.notetype_mod, tmp, plan.media))
-    for path, text in (extra or {}).items():
-        write_text(path, text)
-    write_text(paths.lock, plan.lock_text)
-
-
-def stale_outputs(plan: BuildPlan, paths: Paths, extra: dict[Path, str] | None = None) -> list[str]:
-    """Which committed outputs differ from what this build would write (for build --check)."""
-    stale = []
-    # Compared as data, not text: another YAML emitter may wrap or quote differently.
-    if not paths.lock.is_file() or _lock_data(paths.lock.read_text(encoding="utf-8")) != _lock_data(
-        plan.lock_text
-    ):
-        stale.append(str(paths.lock))
-    if not paths.output.is_file():
-        stale.append(str(paths.output))
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            fresh = Path(tmp) / "fresh.apkg"
-            write_apkg(plan.cards, plan.lock.notetype_mod, fresh, plan.media)
-            try:
-                if apkg_summary(fresh) != apkg_summary(paths.output):
-                    stale.append(str(paths.output))
-            except Exception:  # noqa: BLE001 - an unreadable committed deck is as stale as it gets
-                stale.append(str(paths.output))
-    for path, text in (extra or {}).items():
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            stale.append(str(path))
-    return stale
-
-
-def _lock_data(text: str) -> object:
-    try:
-        data = parse_lock_text(text)
-    except Exception:  # noqa: BLE001 - an unreadable lock is stale
-        return None
-    if isinstance(data, dict):
-        data.pop("generator", None)  # which version wrote it does not make it stale
-    return data

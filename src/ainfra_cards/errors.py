@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
 
 
 @dataclass(frozen=True, order=True)
@@ -12,7 +15,7 @@ class Problem:
     path: str
     line: int
     message: str
-    severity: str = "error"  # or "warning"
+    severity: Severity = "error"
 
     def __str__(self) -> str:
         prefix = "warning: " if self.severity == "warning" else ""
@@ -50,3 +53,11 @@ class Collector:
     @property
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "warning"]
+
+
+def yaml_problem(path: str, error: Exception, what: str, first_line: int = 1) -> Problem:
+    """A YAML syntax error as path:line; first_line is the file line of the YAML's first line."""
+    mark = getattr(error, "problem_mark", None)
+    line = first_line + mark.line if mark is not None else first_line
+    reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+    return Problem(path, line, f"{what} is not valid YAML ({reason})")

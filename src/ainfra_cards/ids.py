@@ -1,10 +1,10 @@
-"""Stable identity: the lock file, and matching each memory point to its earlier note.
+"""Stable identity: match each memory point of the bank to the note it continues.
 
 A learner's review history hangs on the note GUID, so a memory point must keep its GUID through
-every edit a maintainer makes: a fixed answer, a rewritten cue, a small change to both, items
-moved around it, its file renamed or moved. The lock file records, per GUID, the cue and answer
-it was last built from; each build matches the bank's items to those records by question and
-by text similarity, and only a genuinely new item gets a new GUID.
+every edit that keeps it the same fact: a corrected answer, a reworded cue, a small change to
+both, items moved around it, its question renumbered, renamed or moved. A different fact, even a
+look-alike one, must get a new GUID and leave the old note (and its reviews) alone. The rule is
+same_fact(); assign() applies it question by question.
 """
 
 from __future__ import annotations
@@ -14,57 +14,23 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
+from functools import cache
 
-import yaml
-
-from .errors import CardsError, Problem
+from .lockfile import Lock, LockEntry
 from .model import MemoryPoint, Question
 
-# libyaml's C loader and dumper when PyYAML has them (its wheels do): 20x faster on big locks.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-LOCK_FORMAT = 1
 # Namespace of every GUID this tool makes: no other deck's GUIDs start with it, and it must
 # never change, or every learner's notes would be orphaned.
 GUID_PREFIX = "aic:"
 GUID_SALT = "ainfra-cards"
+MAX_GUID_SALTS = 1000  # tries to find a GUID not taken yet; more is impossible in practice
+GUID_HEX_CHARS = 16  # 64 bits of SHA-256 after the prefix
 
 # How alike two texts must be (difflib ratio on their plain form); see same_fact().
 ALIKE = 0.6  # both sides edited: each must still be at least this alike to be the same fact
 ACROSS = 0.8  # across questions: one side identical, the other at least this alike
 CHANGED_A_LOT = 0.7  # a kept GUID whose cue or answer is less alike than this is shown for review
-
-
-@dataclass
-class LockEntry:
-    """The lock's record of one note."""
-
-    guid: str
-    question: str  # the question's key: front-matter id, else its zero-padded number
-    number: int
-    index: int
-    cue: str
-    answer: str
-    content: str = ""  # digest of everything the note holds; a change moves mod
-    mod: int = 0  # when the note's content last changed (Unix seconds)
-    status: str = "active"  # or "retired": gone from the bank, kept to restore its GUID
-    id: str | None = None  # an explicit item id, once one is given
-
-
-@dataclass
-class Lock:
-    """The whole lock file."""
-
-    notetype_digest: str = ""
-    notetype_mod: int = 0
-    entries: list[LockEntry] = field(default_factory=list)
-
-    def by_guid(self) -> dict[str, LockEntry]:
-        return {e.guid: e for e in self.entries}
 
 
 @dataclass(frozen=True)
@@ -91,107 +57,14 @@ class Assignment:
     judgements: list[Judgement] = field(default_factory=list)
 
 
-# ---------------------------------------------------------------------------------------------
-# Lock file I/O
-
-
-def load_lock(path: Path) -> Lock | None:
-    """Read a lock file; None if it does not exist. Raise CardsError if it is unusable."""
-    if not path.exists():
-        return None
-    where = str(path)
-    try:
-        data = parse_lock_text(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise CardsError(Problem(where, 1, f"cannot read lock file: {e}")) from e
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise CardsError(
-            Problem(
-                where,
-                (mark.line + 1) if mark else 1,
-                f"lock file is not valid YAML ({getattr(e, 'problem', e)}); restore it from git "
-                "(`git checkout -- <lock>`) or resolve the merge conflict; it was not changed",
-            )
-        ) from e
-    return _lock_from_data(data, where)
-
-
-def parse_lock_text(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
-
-
-def _lock_from_data(data: Any, where: str) -> Lock:
-    def bad(msg: str) -> CardsError:
-        return CardsError(Problem(where, 1, f"{msg}; restore the lock from git; it was not changed"))
-
-    if not isinstance(data, dict) or "format" not in data:
-        raise bad("not an ainfra-cards lock file (no 'format' key)")
-    if not isinstance(data["format"], int) or data["format"] > LOCK_FORMAT:
-        raise CardsError(
-            Problem(
-                where,
-                1,
-                f"lock format {data['format']!r} is newer than this ainfra-cards understands "
-                f"({LOCK_FORMAT}); upgrade ainfra-cards (pip install -U .); the lock was not changed",
-            )
-        )
-    notetype = data.get("notetype") or {}
-    lock = Lock(str(notetype.get("digest", "")), int(notetype.get("mod", 0) or 0))
-    seen: set[str] = set()
-    for i, raw in enumerate(data.get("notes") or [], 1):
-        try:
-            entry = LockEntry(**raw)
-            entry.guid, entry.question = str(entry.guid), str(entry.question)
-            entry.number, entry.index, entry.mod = int(entry.number), int(entry.index), int(entry.mod)
-            entry.cue, entry.answer = str(entry.cue), str(entry.answer)
-        except (TypeError, ValueError) as e:
-            raise bad(f"note {i} of the lock is malformed ({e})") from e
-        if entry.status not in ("active", "retired") or not entry.guid:
-            raise bad(f"note {i} of the lock has a bad guid or status {entry.status!r}")
-        if entry.guid in seen:
-            raise bad(f"GUID {entry.guid} appears twice in the lock (a bad merge?)")
-        seen.add(entry.guid)
-        lock.entries.append(entry)
-    return lock
-
-
-def dump_lock(lock: Lock, generator: str) -> str:
-    """The lock as YAML text: deterministic, one block per note, readable in a diff."""
-    notes = []
-    for e in sorted(lock.entries, key=lambda e: (e.status != "active", e.question, e.index, e.guid)):
-        d = asdict(e)
-        if d["id"] is None:
-            del d["id"]
-        notes.append(d)
-    data = {
-        "format": LOCK_FORMAT,
-        "generator": generator,
-        "notetype": {"digest": lock.notetype_digest, "mod": lock.notetype_mod},
-        "notes": notes,
-    }
-    header = (
-        "# ainfra-cards lock file: the Anki identity (GUID) of every memory point, and when each\n"
-        "# note last changed. Commit it with the bank. Do not edit by hand; on a merge conflict,\n"
-        "# keep both sides' notes (see README, 'what happens when').\n"
-    )
-    body = yaml.dump(
-        data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=4096, default_flow_style=False
-    )
-    return header + body
-
-
-# ---------------------------------------------------------------------------------------------
-# Matching
-
-
-def plain(text: str) -> str:
+@cache
+def comparison_form(text: str) -> str:
     """Comparison form of a cue or answer: no Markdown markers, no spaces, lower case."""
     return re.sub(r"[\s`*_]+", "", text).lower()
 
 
 def similarity(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, plain(a), plain(b), autojunk=False).ratio()
+    return difflib.SequenceMatcher(None, comparison_form(a), comparison_form(b), autojunk=False).ratio()
 
 
 _TERM_RE = re.compile(r"[a-z0-9][a-z0-9_.+\-]*")
@@ -234,16 +107,16 @@ def across_questions(point: MemoryPoint, entry: LockEntry) -> Rank | None:
 
 def derive_guid(question_key: str, basis: str, taken: set[str]) -> str:
     """A GUID from the item's identity; deterministic, namespaced, unique against taken."""
-    for salt in range(1000):
+    for salt in range(MAX_GUID_SALTS):
         digest = hashlib.sha256(f"{GUID_SALT}\x1f{question_key}\x1f{basis}\x1f{salt}".encode()).hexdigest()
-        guid = GUID_PREFIX + digest[:16]
+        guid = GUID_PREFIX + digest[:GUID_HEX_CHARS]
         if guid not in taken:
             return guid
-    raise AssertionError("unreachable: 1000 GUID collisions")
+    raise AssertionError(f"unreachable: {MAX_GUID_SALTS} GUID collisions")
 
 
 def _text_key(cue: str, answer: str) -> tuple[str, str]:
-    return plain(cue), plain(answer)
+    return comparison_form(cue), comparison_form(answer)
 
 
 def pair_questions(questions: list[Question], entries: list[LockEntry]) -> dict[str, str]:
@@ -365,10 +238,11 @@ class _Matcher:
         index: dict[tuple[str, str], list[LockEntry]] = {}
         for e in self.entries:
             if e.guid not in self.claimed:
-                index.setdefault(("cue", plain(e.cue)), []).append(e)
-                index.setdefault(("answer", plain(e.answer)), []).append(e)
+                index.setdefault(("cue", comparison_form(e.cue)), []).append(e)
+                index.setdefault(("answer", comparison_form(e.answer)), []).append(e)
         return {
-            i: index.get(("cue", plain(p.cue)), []) + index.get(("answer", plain(p.answer)), [])
+            i: index.get(("cue", comparison_form(p.cue)), [])
+            + index.get(("answer", comparison_form(p.answer)), [])
             for i, (q, p) in enumerate(self.items)
             if self.free(q, p) and (q.key, p.index) not in self.fresh
         }
@@ -391,7 +265,7 @@ def assign(questions: list[Question], lock: Lock | None) -> Assignment:
     new: set[str] = set()
     for q, p in m.items:
         if m.free(q, p):
-            basis = f"#{p.explicit_id}" if p.explicit_id else plain(p.cue)
+            basis = f"#{p.explicit_id}" if p.explicit_id else comparison_form(p.cue)
             guid = derive_guid(q.key, basis, taken)
             taken.add(guid)
             new.add(guid)
@@ -407,6 +281,8 @@ def _judgements(m: _Matcher) -> list[Judgement]:
         e = m.claimed.get(m.guids[(q.key, p.index)])
         if e is None:
             continue
+        if (p.cue, p.answer) == (e.cue, e.answer):
+            continue  # unchanged: nothing to show (and no need to compare)
         c, a = similarity(p.cue, e.cue), similarity(p.answer, e.answer)
         overruled = e.guid in m.by_id and same_fact(p, e) is None  # kept only because of its id
         if min(c, a) < CHANGED_A_LOT or overruled:
@@ -416,45 +292,3 @@ def _judgements(m: _Matcher) -> list[Judgement]:
                 )
             )
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Updating the lock after a build
-
-
-def digest(*parts: object) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(repr(part).encode())
-        h.update(b"\x1f")
-    return h.hexdigest()[:16]
-
-
-def next_lock(
-    lock: Lock | None,
-    assignment: Assignment,
-    notes: list[tuple[Question, MemoryPoint, str]],
-    notetype_digest: str,
-    now: int,
-) -> Lock:
-    """The lock after this build: mod times move only where content changed.
-
-    notes holds (question, point, content digest) for every memory point of the bank.
-    """
-    old = lock.by_guid() if lock else {}
-    entries: list[LockEntry] = []
-    for q, p, content in notes:
-        guid = assignment.guids[(q.key, p.index)]
-        before = old.get(guid)
-        unchanged = before is not None and before.content == content
-        mod = before.mod if unchanged and before is not None else max(now, (before.mod + 1) if before else 0)
-        entry = LockEntry(guid, q.key, q.number, p.index, p.cue, p.answer, content, mod, "active")
-        entry.id = p.explicit_id or (before.id if before else None)
-        entries.append(entry)
-    live = {e.guid for e in entries}
-    entries += [replace(e, status="retired") for e in old.values() if e.guid not in live]
-    if lock and lock.notetype_digest == notetype_digest:
-        nt_mod = lock.notetype_mod
-    else:
-        nt_mod = max(now, (lock.notetype_mod + 1) if lock else 0)
-    return Lock(notetype_digest, nt_mod, entries)

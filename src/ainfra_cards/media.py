@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from .errors import Collector
+from .markup import mask_code
 
 IMAGE_RE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_FENCE_OR_CODE_RE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$|(`+).+?\2", re.S | re.M)
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:|^//")
 IMAGE_TYPES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
 MAX_IMAGE_BYTES = 2 * 1024 * 1024
@@ -25,7 +26,9 @@ def find_images(
 ) -> dict[str, Path]:
     """Map each image reference in markdown (outside code) to its file; report bad ones."""
     found: dict[str, Path] = {}
-    text = _FENCE_OR_CODE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), markdown)
+    if "![" not in markdown:  # the common case: no image at all
+        return found
+    text = mask_code(markdown)
     for m in IMAGE_RE.finditer(text):
         ref = m.group(1)
         line = first_line + text.count("\n", 0, m.start())
@@ -65,6 +68,13 @@ def _resolve(ref: str, source: Path, root: Path, rel: str, line: int, problems: 
 
 def anki_name(path: Path) -> str:
     """A media file name that cannot collide: our prefix plus a hash of the bytes."""
+    st = path.stat()
+    return _anki_name(path, st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=4096)
+def _anki_name(path: Path, size: int, mtime_ns: int) -> str:
+    """Keyed by size and modification time too, so a changed file is hashed again."""
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     return f"ainfra-cards-{digest}{path.suffix.lower()}"
 

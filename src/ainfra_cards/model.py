@@ -1,9 +1,12 @@
-"""Plain data passed between the pipeline stages: sources -> parse -> ids -> render -> package."""
+"""Plain data passed between the pipeline stages: sources -> parse -> items -> ids -> render -> outputs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Literal
+
+PointKind = Literal["pair", "cloze", "title"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,8 @@ class MemoryPoint:
 
     cue: str  # Markdown
     answer: str  # Markdown (may contain a nested list)
-    kind: str
-    line: int  # 1-based line of the item in its file
+    kind: PointKind
+    line: int  # 1-based line of the item in its file (for messages that point at it)
     index: int  # 1-based position within 记忆要点
     explicit_id: str | None = None
     cloze_term: str | None = None  # for kind == "cloze": the Markdown hidden on the front
@@ -58,9 +61,9 @@ class Question:
     points: list[MemoryPoint] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     explicit_id: str | None = None  # front matter ``id``
-    body: str = ""  # the whole Markdown after front matter (for study.html)
     points_line: int = 0  # line of the ``## 记忆要点`` heading
     media: dict[str, Path] = field(default_factory=dict)  # image reference as written -> file
+    source_key: str = ""  # a hash of the file's path and text: names its cache entries
 
     @property
     def key(self) -> str:
@@ -75,6 +78,7 @@ class Page:
     path: PurePosixPath
     title: str
     body: str
+    source_key: str = ""
 
 
 @dataclass

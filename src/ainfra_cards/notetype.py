@@ -9,10 +9,7 @@ time (see ids.next_lock) so that the importer takes it.
 
 from __future__ import annotations
 
-from functools import cache
-from importlib.resources import files
-
-from .ids import digest
+from .util import digest, static_text
 
 # Frozen: Anki keys the notetype by this ID. A new ID would import as a second notetype and
 # every re-imported note would be duplicated instead of updated.
@@ -33,17 +30,12 @@ def deck_id(module_number: int) -> int:
     return ROOT_DECK_ID + module_number
 
 
-@cache
-def _static(name: str) -> str:
-    return files("ainfra_cards").joinpath("static", name).read_text(encoding="utf-8")
-
-
 def css() -> str:
-    return "\n".join(_static(n) for n in ("card.css", "pygments-light.css", "pygments-dark.css"))
+    return "\n".join(static_text(n) for n in ("card.css", "pygments-light.css", "pygments-dark.css"))
 
 
 def templates() -> list[dict[str, str]]:
-    return [{"name": TEMPLATE_NAME, "qfmt": _static("front.html"), "afmt": _static("back.html")}]
+    return [{"name": TEMPLATE_NAME, "qfmt": static_text("front.html"), "afmt": static_text("back.html")}]
 
 
 def notetype_digest() -> str:

@@ -11,11 +11,14 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
-import markdown
-import nh3
-from markdown.extensions.codehilite import CodeHiliteExtension
+from .cache import Cache
+from .media import anki_name, data_uri
+from .model import Question
+from .util import code_key, digest, library_stamp
 
 _MATH_OR_CODE_RE = re.compile(
     r"(?P<fence>^[ \t]*(?P<f>```|~~~).*?^[ \t]*(?P=f)[ \t]*$)"
@@ -84,7 +87,14 @@ def mathml(display: bool, tex: str) -> str:
 
 
 @cache
-def _converter() -> markdown.Markdown:
+def _converter():  # type: ignore[no-untyped-def]
+    """One configured converter for the whole process (building one costs more than a render).
+
+    Imported here, not at the top: a build whose every piece is cached never loads Markdown.
+    """
+    import markdown
+    from markdown.extensions.codehilite import CodeHiliteExtension
+
     return markdown.Markdown(
         extensions=[
             "fenced_code",
@@ -102,36 +112,85 @@ def _markdown(text: str) -> str:
     return md.convert(text)
 
 
-def to_html(
-    text: str,
-    math: Callable[[bool, str], str] = anki_math,
-    inline: bool = False,
-    images: Callable[[str], str | None] | None = None,
-) -> str:
-    """Render Markdown to sanitised HTML; inline=True drops a lone wrapping <p>.
+@dataclass(frozen=True)
+class Fragment:
+    """One piece of Markdown, rendered once for both audiences.
 
-    images maps an image reference as written to the src to use (an Anki media name or a data:
-    URI); an image it does not know (or every image, without it) is replaced by its alt text.
+    Both forms are sanitised HTML. ``anki`` keeps ``\\( … \\)`` for Anki's MathJax and points
+    images at packaged media; ``page`` has MathML made at build time and images as data: URIs.
+    """
+
+    anki: str
+    page: str
+
+
+Images = Callable[[str], "str | None"]  # image reference as written -> src to use, or None
+
+
+def render_fragment(
+    text: str, inline: bool = False, anki_images: Images | None = None, page_images: Images | None = None
+) -> Fragment:
+    """Render Markdown once into a Fragment; inline=True drops a lone wrapping <p>.
+
+    An image that an images function does not know (or every image, without one) becomes its
+    alt text.
     """
     lifted, formulas = _lift_math(text)
-    rendered = _markdown(lifted)
+    return _finish(_markdown(lifted), formulas, inline, anki_images, page_images)
+
+
+def _finish(
+    rendered: str,
+    formulas: list[tuple[bool, str]],
+    inline: bool,
+    anki_images: Images | None,
+    page_images: Images | None,
+) -> Fragment:
+    """Markdown's HTML made safe, its images pointed at files, its math put back both ways."""
     if inline:
         m = re.fullmatch(r"\s*<p>(.*)</p>\s*", rendered, re.S)
         if m and "<p>" not in m.group(1):
             rendered = m.group(1)
     safe = sanitize(rendered)
-    if "<img" in safe:
-        safe = _rewrite_images(safe, images or (lambda src: None))
-    return _PLACEHOLDER_RE.sub(lambda m: _math_html(formulas[int(m.group(1))], math), safe)
+    anki, page = safe, safe
+    if "<img" in safe:  # after sanitising, so data: URIs survive
+        anki, page = _rewrite_images(safe, anki_images), _rewrite_images(safe, page_images)
+    if not formulas:
+        return Fragment(anki, page)
+
+    def put_back(html_: str, math: Callable[[bool, str], str]) -> str:
+        return _PLACEHOLDER_RE.sub(lambda m: _math_html(formulas[int(m.group(1))], math), html_)
+
+    return Fragment(put_back(anki, anki_math), put_back(page, mathml))
 
 
-def _rewrite_images(fragment: str, images: Callable[[str], str | None]) -> str:
-    """Point each <img> at its packaged file, after sanitising (so data: URIs survive)."""
+_SEPARATOR = "\u2063\u2062PIECE\u2062\u2063"  # invisible separators: no bank text contains them
+_UNBATCHABLE_RE = re.compile(r"[\n<>&\[\]!\u2062\u2063]|^[\s\-*+>#|=0-9]")
+
+
+def _batchable(text: str) -> bool:
+    """A one-line piece with no HTML, link, image or block syntax: safe to render in a batch."""
+    return bool(text) and _UNBATCHABLE_RE.search(text) is None
+
+
+def to_html(
+    text: str,
+    math: Callable[[bool, str], str] = anki_math,
+    inline: bool = False,
+    images: Images | None = None,
+) -> str:
+    """Render Markdown to sanitised HTML with one math form (a convenience for one-off texts)."""
+    fragment = render_fragment(text, inline, images, images)
+    return fragment.page if math is mathml else fragment.anki
+
+
+def _rewrite_images(fragment: str, images: Images | None) -> str:
+    """Point each <img> at its packaged file or data: URI, or replace it by its alt text."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(fragment, "html.parser")
     for img in soup.find_all("img"):
-        src = images(html.unescape(str(img.get("src", ""))))
+        src = images(html.unescape(str(img.get("src", "")))) if images else None
         if src is None:
             img.replace_with(str(img.get("alt", "")))
         else:
@@ -146,6 +205,8 @@ def _math_html(formula: tuple[bool, str], math: Callable[[bool, str], str]) -> s
 
 def sanitize(fragment: str) -> str:
     """Allow-list sanitising: scripts, handlers, javascript: URLs, iframes and styles are removed."""
+    import nh3
+
     return nh3.clean(
         fragment,
         tags=ALLOWED_TAGS,
@@ -158,6 +219,129 @@ def sanitize(fragment: str) -> str:
 
 
 def sanitize_mathml(fragment: str) -> str:
+    import nh3
+
     return nh3.clean(
         fragment, tags=MATHML_TAGS, attributes=MATHML_ATTRIBUTES, link_rel=None, strip_comments=True
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering a whole source file, each piece once, remembered in the cache
+
+RENDER_CODE = ("render.py", "markup.py")
+RENDER_LIBRARIES = ("markdown", "pygments", "nh3", "latex2mathml", "bs4")
+
+
+@cache
+def render_key() -> str:
+    """Everything besides the input text that shapes what rendering produces: this module's
+    code and the versions of the libraries it drives. A change to any of them is a cache miss."""
+    return digest(code_key(*RENDER_CODE), [library_stamp(lib) for lib in RENDER_LIBRARIES])
+
+
+class FileRenderer:
+    """Renders the Markdown pieces of one source file, each once, remembered in the cache.
+
+    The cache entry is named by the file's own key (its path and text) and the render key, and
+    holds every piece of the file rendered both ways; a build that changed nothing in the file
+    reads one entry instead of running Markdown, Pygments and the math converter again.
+    """
+
+    def __init__(self, cache: Cache, file_key: str, media: dict[str, Path] | None = None):
+        self.cache = cache
+        self.media = media or {}
+        media_key = sorted((ref, anki_name(p)) for ref, p in self.media.items())
+        self.key = digest(render_key(), file_key, media_key)
+        self.memo: dict[str, list[str]] = cache.get("render", self.key) or {}
+        self.dirty = False
+
+    def __call__(self, text: str, inline: bool = False, images: bool = True) -> Fragment:
+        piece = digest(inline, images, text)
+        hit = self.memo.get(piece)
+        if isinstance(hit, list) and len(hit) == 2:
+            return Fragment(*hit)
+        anki_images = page_images = None
+        if images and self.media:
+            anki_images, page_images = self._anki_image, self._page_image
+        fragment = render_fragment(text, inline, anki_images, page_images)
+        self.memo[piece] = [fragment.anki, fragment.page]
+        self.dirty = True
+        return fragment
+
+    def prefetch(self, texts: list[str]) -> None:
+        """Render many short inline pieces (cues, answers, a title) in one Markdown run.
+
+        Markdown's cost is mostly per call, and a question has a dozen such pieces. Only plain
+        one-line pieces are batched, separated by a paragraph no text can contain; each comes
+        out exactly as a call of its own would make it (a test compares the two on the bank).
+        """
+        todo = [t for t in dict.fromkeys(texts) if digest(True, True, t) not in self.memo and _batchable(t)]
+        if len(todo) < 2:
+            return
+        lifted = [_lift_math(t) for t in todo]
+        html_ = _markdown(f"\n\n{_SEPARATOR}\n\n".join(text for text, _ in lifted))
+        chunks = html_.split(f"\n<p>{_SEPARATOR}</p>\n")
+        if len(chunks) != len(todo):
+            return  # something joined two pieces: render them one by one
+        for text, (_, formulas), chunk in zip(todo, lifted, chunks, strict=True):
+            fragment = _finish(chunk, formulas, inline=True, anki_images=None, page_images=None)
+            self.memo[digest(True, True, text)] = [fragment.anki, fragment.page]
+        self.dirty = True
+
+    def _anki_image(self, ref: str) -> str | None:
+        return anki_name(self.media[ref]) if ref in self.media else None
+
+    def _page_image(self, ref: str) -> str | None:
+        return data_uri(self.media[ref]) if ref in self.media else None
+
+    def save(self) -> None:
+        if self.dirty:
+            self.cache.put("render", self.key, self.memo)
+            self.dirty = False
+
+
+@dataclass(frozen=True)
+class RenderedQuestion:
+    """Every Markdown piece of one question, rendered."""
+
+    title: Fragment  # without images: a title is text
+    prompt: Fragment
+    explanation: Fragment | None
+    talking_points: Fragment | None
+    extra_sections: list[tuple[str, Fragment]]
+    points: list[tuple[Fragment, Fragment]]  # (cue, answer) per memory point
+
+
+def render_question(q: Question, cache: Cache) -> RenderedQuestion:
+    """Render one question's pieces (through the cache)."""
+    r = FileRenderer(cache, q.source_key, q.media)
+    r.prefetch([text for p in q.points for text in (p.cue, p.answer)])
+    rendered = RenderedQuestion(
+        title=r(q.title, inline=True, images=False),
+        prompt=r(q.prompt),
+        explanation=r(q.explanation) if q.explanation else None,
+        talking_points=r(q.talking_points) if q.talking_points else None,
+        extra_sections=[(name, r(body)) for name, body in q.extra_sections if body.strip()],
+        points=[(r(p.cue, inline=True), r(p.answer, inline=True)) for p in q.points],
+    )
+    r.save()
+    return rendered
+
+
+def question_fields(q: Question, r: RenderedQuestion) -> dict[str, str]:
+    """The note fields every memory point of a question shares."""
+    return {
+        "Number": str(q.number),
+        "Title": r.title.anki,
+        "Module": q.module.label,
+        "Source": html.escape(str(q.path)),
+        "Context": r.talking_points.anki if r.talking_points else "",
+        "Prompt": r.prompt.anki,
+        "Extra": "",
+    }
+
+
+def card_fields(shared: dict[str, str], cue: Fragment, answer: Fragment) -> dict[str, str]:
+    """One note's fields: the memory point's cue and answer, then the question's shared fields."""
+    return {"Front": cue.anki, "Back": answer.anki, **shared}

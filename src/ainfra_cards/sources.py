@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from .errors import Collector
 
 MODULE_DIR_RE = re.compile(r"^(\d{1,3})-(.+)$")
@@ -85,6 +83,8 @@ def split_front_matter(text: str, rel: str, problems: Collector) -> tuple[dict[s
     block = text[4 : 4 + end.start()]
     body = text[4 + end.end() :].removeprefix("\n")
     body_line = 2 + block.count("\n") + 1
+    import yaml  # here: most banks have no front matter, and importing PyYAML costs a build
+
     try:
         front = yaml.safe_load(block) or {}
     except yaml.YAMLError as e:

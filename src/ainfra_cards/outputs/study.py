@@ -1,9 +1,10 @@
 """study.html: the whole bank as one self-contained offline page for reading and self-testing.
 
 Everything is inline (CSS, JS, MathML made at build time); the page makes no network request and
-loads nothing beside itself. All Markdown goes through render.to_html (nh3-sanitised); what this
-module adds afterwards only rewrites or removes link targets and images in that sanitised HTML.
-The output depends only on the bank, so the same bank gives byte-identical HTML.
+loads nothing beside itself. Every piece of Markdown was rendered (and nh3-sanitised) once by
+render.py, shared with the cards; this module only arranges the pieces, points bank links at
+in-page anchors and removes every other link target and image. The skeleton is the template
+static/study.html. The same bank gives byte-identical HTML.
 """
 
 from __future__ import annotations
@@ -14,27 +15,63 @@ import html
 import json
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from importlib.resources import files
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from .media import data_uri
-from .model import Bank, MemoryPoint, Module, Page, Question
-from .render import mathml, to_html
+from ..cache import Cache
+from ..config import Branding
+from ..model import Bank, MemoryPoint, Module, Page, Question
+from ..render import FileRenderer, Fragment, RenderedQuestion, render_key
+from ..util import code_key, digest, short_hash, static_text
+
+if TYPE_CHECKING:
+    from ..build import Built
 
 FRONT_ID = "page-front"
 STORAGE_PREFIX = "ainfra-study:"
+NO_BRANDING = Branding()
+STUDY_CODE = (  # the files that shape the page besides the bank: a change to one rebuilds it
+    "outputs/study.py",
+    "static/study.html",
+    "static/study.js",
+    "static/study.css",
+    "static/pygments-light.css",
+)
 
 
-@dataclass(frozen=True)
-class Branding:
-    """What the page calls itself. A field left as None takes its default (see default_branding)."""
+@dataclass
+class StudyOutput:
+    """study.html for the whole bank."""
 
-    title: str | None = None
-    subtitle: str | None = None
-    browser_title: str | None = None
+    path: Path
+    branding: Branding = Branding()
+
+    def fingerprint(self, built: Built) -> str:
+        bank = built.bank
+        return digest(
+            "study",
+            render_key(),
+            code_key(*STUDY_CODE),
+            [(q.source_key, sorted(built.media_names(q))) for q in bank.questions],
+            [p.source_key for p in bank.pages],
+            bank.modules,
+            self.branding,
+        )
+
+    def render(self, built: Built) -> bytes:
+        return self.text(built).encode("utf-8")
+
+    def text(self, built: Built) -> str:
+        return render_study_html(built.bank, built.rendered, self.branding, built.cache)
+
+    def is_current(self, built: Built) -> bool:
+        try:
+            return self.path.read_text(encoding="utf-8") == self.text(built)
+        except (OSError, UnicodeDecodeError):
+            return False
 
 
 def default_branding(bank: Bank) -> Branding:
@@ -42,28 +79,8 @@ def default_branding(bank: Bank) -> Branding:
     return Branding(bank.title, f"{len(bank.questions)} 题 · {cards} 张卡片", bank.title)
 
 
-def _resolve(bank: Bank, branding: Branding | None) -> Branding:
-    base = default_branding(bank)
-    if branding is None:
-        return base
-    return Branding(
-        branding.title if branding.title is not None else base.title,
-        branding.subtitle if branding.subtitle is not None else base.subtitle,
-        branding.browser_title if branding.browser_title is not None else base.browser_title,
-    )
-
-
-@cache
-def _static(name: str) -> str:
-    return files("ainfra_cards").joinpath("static", name).read_text(encoding="utf-8")
-
-
 # ---------------------------------------------------------------------------------------------
 # Anchors and link rewriting
-
-
-def _short_hash(text: str, n: int = 8) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:n]
 
 
 def question_anchor(q: Question) -> str:
@@ -78,7 +95,7 @@ def _module_ids(modules: list[Module]) -> dict[Module, str]:
     ids: dict[Module, str] = {}
     for m in modules:  # two folders with one number (a bank with errors) still get distinct ids
         aid = module_anchor(m)
-        ids[m] = aid if aid not in ids.values() else f"{aid}-{_short_hash(m.folder, 6)}"
+        ids[m] = aid if aid not in ids.values() else f"{aid}-{short_hash(m.folder, 6)}"
     return ids
 
 
@@ -99,7 +116,7 @@ class Anchors:
         for q in bank.questions:
             aid = question_anchor(q)
             if aid in used:  # two files with one number (a bank with errors): keep both reachable
-                aid = f"{aid}-{_short_hash(str(q.path), 6)}"
+                aid = f"{aid}-{short_hash(str(q.path), 6)}"
             used.add(aid)
             self.by_path[str(q.path)] = aid
         for p in bank.pages:
@@ -112,7 +129,7 @@ class Anchors:
                 self.module_pages[module] = p
                 continue
             else:
-                aid = f"page-{_short_hash(path)}"
+                aid = f"page-{short_hash(path)}"
             self.page_ids[path] = aid
             self.by_path[path] = aid
         self.question_ids = {str(q.path): self.by_path[str(q.path)] for q in bank.questions}
@@ -183,19 +200,9 @@ def _fix_links(fragment: str, anchors: Anchors, base: PurePosixPath) -> str:
     return fragment.replace("</table>", "</table></div>")
 
 
-def _md(
-    text: str,
-    anchors: Anchors,
-    base: PurePosixPath,
-    inline: bool = False,
-    media: dict[str, Path] | None = None,
-) -> str:
-    """Render Markdown; images the bank validated (media) are inlined as data: URIs."""
-
-    def image(ref: str) -> str | None:
-        return data_uri(media[ref]) if media and ref in media else None
-
-    return _fix_links(to_html(text, math=mathml, inline=inline, images=image), anchors, base)
+def _page_html(fragment: Fragment, anchors: Anchors, base: PurePosixPath) -> str:
+    """A rendered piece as the page shows it: bank links become in-page anchors."""
+    return _fix_links(fragment.page, anchors, base)
 
 
 def _no_links(fragment: str) -> str:
@@ -209,12 +216,12 @@ def _no_links(fragment: str) -> str:
 
 def card_id(q: Question, p: MemoryPoint) -> str:
     """Stable id of a memory point in the learner's browser storage: question number + cue hash."""
-    return f"{q.number:03d}-{_short_hash(p.cue)}"
+    return f"{q.number:03d}-{short_hash(p.cue)}"
 
 
-def _question(q: Question, anchors: Anchors, aid: str, seen_cards: set[str]) -> str:
+def _question(q: Question, r: RenderedQuestion, anchors: Anchors, aid: str, seen_cards: set[str]) -> str:
     base = q.path
-    title = _md(q.title, anchors, base, inline=True)
+    title = _page_html(r.title, anchors, base)
     m = q.module
     mid = anchors.module_ids[m]
     parts = [
@@ -225,60 +232,61 @@ def _question(q: Question, anchors: Anchors, aid: str, seen_cards: set[str]) -> 
         f'<h1 class="qtitle">{title}</h1>',
         "</header>",
         '<section class="sec sec-prompt"><h2>题目</h2>',
-        _md(q.prompt, anchors, base, media=q.media),
+        _page_html(r.prompt, anchors, base),
         "</section>",
         '<div class="reveal-row"><button type="button" class="reveal" aria-expanded="false">查看答案</button></div>',
         '<div class="answer" hidden>',
     ]
-    if q.explanation:
+    if r.explanation:
         parts += [
             '<section class="sec sec-explain"><h2>完整讲解</h2>',
-            _md(q.explanation, anchors, base, media=q.media),
+            _page_html(r.explanation, anchors, base),
             "</section>",
         ]
-    if q.talking_points:
+    if r.talking_points:
         parts += [
             '<section class="sec sec-talk"><h2>面试要点</h2>',
-            _md(q.talking_points, anchors, base, media=q.media),
+            _page_html(r.talking_points, anchors, base),
             "</section>",
         ]
-    for name, body in q.extra_sections:
-        if body.strip():
-            parts += [
-                f'<section class="sec sec-extra"><h2>{html.escape(name.strip())}</h2>',
-                _md(body, anchors, base, media=q.media),
-                "</section>",
-            ]
+    for name, fragment in r.extra_sections:
+        parts += [
+            f'<section class="sec sec-extra"><h2>{html.escape(name.strip())}</h2>',
+            _page_html(fragment, anchors, base),
+            "</section>",
+        ]
     if q.points:
         parts.append('<section class="sec sec-points"><h2>记忆要点</h2><ol class="points">')
-        for p in q.points:
+        for p, (cue, answer) in zip(q.points, r.points, strict=True):
             cid = card_id(q, p)
             if cid in seen_cards:
                 cid = f"{cid}-{p.index}"
             seen_cards.add(cid)
             parts.append(
                 f'<li class="pt pt-{html.escape(p.kind)}" data-card="{cid}">'
-                f'<div class="pt-cue">{_md(p.cue, anchors, base, inline=True, media=q.media)}</div>'
-                f'<div class="pt-ans">{_md(p.answer, anchors, base, inline=True, media=q.media)}</div></li>'
+                f'<div class="pt-cue">{_page_html(cue, anchors, base)}</div>'
+                f'<div class="pt-ans">{_page_html(answer, anchors, base)}</div></li>'
             )
         parts.append("</ol></section>")
     parts.append("</div></article>")
     return "\n".join(parts)
 
 
-def _page(page: Page, aid: str, anchors: Anchors, kind: str, module: Module | None = None) -> str:
+def _page(
+    page: Page, body: Fragment, aid: str, anchors: Anchors, kind: str, module: Module | None = None
+) -> str:
     data_m = f' data-m="{anchors.module_ids[module]}"' if module else ""
     return (
         f'<article class="doc page" id="{aid}" data-kind="{kind}"{data_m}>\n'
-        f"{_md(page.body, anchors, page.path)}\n</article>"
+        f"{_page_html(body, anchors, page.path)}\n</article>"
     )
 
 
-def _module_stub(bank: Bank, m: Module, anchors: Anchors) -> str:
+def _module_stub(bank: Bank, m: Module, anchors: Anchors, titles: dict[str, str]) -> str:
     """A module with no README: a heading and its question list, so #mNN always exists."""
     items = "".join(
         f'<li><a href="#{anchors.question_ids[str(q.path)]}">{q.number}. '
-        f"{_no_links(_md(q.title, anchors, q.path, inline=True))}</a></li>"
+        f"{titles[anchors.question_ids[str(q.path)]]}</a></li>"
         for q in bank.module_questions(m)
     )
     return (
@@ -328,29 +336,58 @@ def _csp(*scripts: str) -> str:
     )
 
 
-def render_study_html(bank: Bank, branding: Branding | None = None) -> str:
+def render_study_html(
+    bank: Bank,
+    rendered: Callable[[Question], RenderedQuestion],
+    branding: Branding = NO_BRANDING,
+    cache: Cache | None = None,
+) -> str:
     """The whole bank as one self-contained HTML document (deterministic for a given bank)."""
-    brand = _resolve(bank, branding)
+    from ..cache import NO_CACHE
+
+    brand = branding.over(default_branding(bank))
     anchors = Anchors(bank)
     titles = {
-        anchors.question_ids[str(q.path)]: _no_links(_md(q.title, anchors, q.path, inline=True))
+        anchors.question_ids[str(q.path)]: _no_links(_page_html(rendered(q).title, anchors, q.path))
         for q in bank.questions
     }
     articles: list[str] = []
+    pages = {str(p.path): _render_page(p, cache or NO_CACHE) for p in bank.pages}
     for p in bank.pages:
         aid = anchors.page_ids.get(str(p.path))
         if aid is not None:
-            articles.append(_page(p, aid, anchors, "page"))
+            articles.append(_page(p, pages[str(p.path)], aid, anchors, "page"))
     seen_cards: set[str] = set()
     for m in bank.modules:
         page = anchors.module_pages.get(m)
         mid = anchors.module_ids[m]
-        articles.append(_page(page, mid, anchors, "m", m) if page else _module_stub(bank, m, anchors))
+        if page:
+            articles.append(_page(page, pages[str(page.path)], mid, anchors, "m", m))
+        else:
+            articles.append(_module_stub(bank, m, anchors, titles))
         for q in bank.module_questions(m):
-            articles.append(_question(q, anchors, anchors.question_ids[str(q.path)], seen_cards))
+            aid = anchors.question_ids[str(q.path)]
+            articles.append(_question(q, rendered(q), anchors, aid, seen_cards))
+    return fill_template(
+        static_text("study.html"),
+        **_page_chrome(bank, anchors, brand),
+        sidebar=_sidebar(bank, anchors, titles),
+        articles="\n".join(articles),
+    )
+
+
+def _render_page(page: Page, cache: Cache) -> Fragment:
+    r = FileRenderer(cache, page.source_key)
+    body = r(page.body, images=False)
+    r.save()
+    return body
+
+
+def _page_chrome(bank: Bank, anchors: Anchors, brand: Branding) -> dict[str, str]:
+    """Everything around the articles: scripts and their CSP hashes, styles, titles, options."""
     config = json.dumps({"storage": STORAGE_PREFIX}, ensure_ascii=False, sort_keys=True)
     config = config.replace("<", "\\u003c")
-    script = f"window.STUDY_CONFIG = {config};\n{_static('study.js')}"
+    script = f"window.STUDY_CONFIG = {config};\n{static_text('study.js')}"
     if "</script" in script.lower():
         raise ValueError("study.js must not contain '</script'")
     theme_boot = (
@@ -358,76 +395,29 @@ def render_study_html(bank: Bank, branding: Branding | None = None) -> str:
         "if(t!=='light'&&t!=='dark'){t=window.matchMedia&&matchMedia('(prefers-color-scheme: dark)').matches"
         "?'dark':'light'}var r=document.documentElement;r.setAttribute('data-theme',t);r.classList.add('js')})();"
     )
-    csp = _csp(theme_boot, script)
-    css = "\n".join((_static("pygments-light.css"), _static("study.css")))
     module_options = "".join(
         f'<option value="{anchors.module_ids[m]}">{html.escape(m.label)}</option>' for m in bank.modules
     )
     subtitle = f'<p class="brand-sub">{html.escape(brand.subtitle)}</p>' if brand.subtitle else ""
-    doc = f"""<!DOCTYPE html>
-<html lang="zh-CN" data-theme="light">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="color-scheme" content="light dark">
-<title>{html.escape(brand.browser_title or "")}</title>
-<script>{theme_boot}</script>
-<style>
-{css}
-</style>
-</head>
-<body>
-<a class="skip" href="#main">跳到正文</a>
-<header id="topbar">
-<button type="button" id="menu" class="icon-btn" aria-controls="sidebar" aria-expanded="false" title="目录">☰<span class="sr">目录</span></button>
-<a class="brand" href="#{FRONT_ID}"><span class="brand-title">{html.escape(brand.title or "")}</span>{subtitle}</a>
-<div class="search-box"><input type="search" id="search" placeholder="搜索题目与讲解…" autocomplete="off" spellcheck="false" aria-label="搜索"></div>
-<div class="tools">
-<button type="button" id="cards-toggle" aria-pressed="false">卡片模式</button>
-<button type="button" id="theme-toggle" class="icon-btn" title="切换深色/浅色">◐<span class="sr">切换主题</span></button>
-</div>
-</header>
-<div id="layout">
-{_sidebar(bank, anchors, titles)}
-<div id="scrim" hidden></div>
-<main id="main" tabindex="-1">
-<p id="search-status" class="status" hidden></p>
-<div id="docs">
-{chr(10).join(articles)}
-</div>
-<section id="cards" hidden aria-label="卡片模式">
-<div class="cards-bar">
-<label>范围 <select id="card-scope"><option value="all">全部模块</option>{module_options}</select></label>
-<label class="check"><input type="checkbox" id="card-unknown"> 只看未掌握</label>
-<button type="button" id="card-shuffle">洗牌</button>
-<button type="button" id="cards-exit">返回阅读</button>
-</div>
-<p id="card-count" class="status"></p>
-<div id="card" class="flashcard" tabindex="0" role="button" aria-label="翻面">
-<p class="card-ctx"></p>
-<div class="card-cue"></div>
-<div class="card-ans" hidden></div>
-<p class="card-hint">点击卡片或按空格翻面</p>
-</div>
-<p id="card-empty" class="status" hidden>这里没有要复习的卡片了。</p>
-<div class="card-actions">
-<button type="button" id="card-prev">上一张</button>
-<button type="button" id="card-flip">翻面</button>
-<button type="button" id="card-known" aria-pressed="false">已掌握</button>
-<button type="button" id="card-next">下一张</button>
-</div>
-</section>
-</main>
-</div>
-<nav id="pager" aria-label="题目导航">
-<button type="button" id="prev">上一题</button>
-<button type="button" id="random">随机一题</button>
-<button type="button" id="next">下一题</button>
-</nav>
-<script>{script}</script>
-</body>
-</html>
-"""
-    return doc
+    return {
+        "csp": _csp(theme_boot, script),
+        "browser_title": html.escape(brand.browser_title or ""),
+        "theme_boot": theme_boot,
+        "css": "\n".join((static_text("pygments-light.css"), static_text("study.css"))),
+        "front_id": FRONT_ID,
+        "title": html.escape(brand.title or ""),
+        "subtitle": subtitle,
+        "module_options": module_options,
+        "script": script,
+    }
+
+
+_SLOT_RE = re.compile(r"\{\{(\w+)\}\}")
+
+
+def fill_template(template: str, **values: str) -> str:
+    """Replace each {{name}} in template by values[name]; every slot must be given, once."""
+    missing = set(_SLOT_RE.findall(template)) - set(values)
+    if missing:
+        raise KeyError(f"template slots without a value: {sorted(missing)}")
+    return _SLOT_RE.sub(lambda m: values[m.group(1)], template)

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""How fast a build is, measured against the floors, side by side (these machines are noisy).
+
+usage: python benchmarks/bench.py [--runs N] [--questions DIR] [--skip-growth] [--skip-browser]
+
+Every figure is a whole process, timed from the outside, repeated --runs times and alternated
+with its floor, so that a slow moment of the machine hits both. Printed: median and min-max in
+seconds, and the ratio of the medians.
+
+- rebuild, nothing changed / one memory point changed: `ainfra-cards build` with a warm cache,
+  against the genanki-only floor (benchmarks/floor.py package: the same notes, only packaged);
+- cold build: `ainfra-cards build --no-cache`, against one Python-Markdown pass over every
+  question file plus the same packaging (floor.py markdown);
+- growth: the bank repeated ten times (files renumbered), a first build with no lock and no
+  cache, against the bank itself; and the peak memory of that build;
+- study.html: from opening the file in Chromium to the first search result showing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FLOOR = Path(__file__).resolve().parent / "floor.py"
+ONE_CHANGE = "（基准测试）"
+
+
+def run(cmd: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return time.perf_counter() - start
+
+
+def peak_kib(cmd: list[str], env: dict[str, str]) -> int:
+    """Peak resident memory of cmd (and its children), in KiB, from a fresh wrapper process."""
+    wrapper = (
+        "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
+        "stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", wrapper, *cmd], env=env, check=True, capture_output=True)
+    return int(out.stdout.decode().strip())
+
+
+def alternate(ours, floor, runs: int, before=None) -> tuple[list[float], list[float]]:
+    """Time ours and floor in turn, runs times each; before() is called before each of ours."""
+    a, b = [], []
+    for _ in range(runs):
+        b.append(floor())
+        if before:
+            before()
+        a.append(ours())
+    return a, b
+
+
+def summary(times: list[float]) -> str:
+    return f"{statistics.median(times):6.3f} ({min(times):.3f}-{max(times):.3f})"
+
+
+def export_notes(bank: Path, out: Path) -> None:
+    """The notes a build of bank makes, as JSON for floor.py (same fields, tags, decks, GUIDs)."""
+    from ainfra_cards import notetype as nt
+    from ainfra_cards.build import Paths, plan
+    from ainfra_cards.outputs.deck import deck_name
+
+    built = plan(Paths.default(bank), 1_800_000_000)
+    notes = [
+        {
+            "guid": c.guid,
+            "fields": [c.fields[f] for f in nt.FIELDS],
+            "tags": c.tags,
+            "deck_id": nt.deck_id(c.module.number),
+            "deck": deck_name(c.module),
+        }
+        for c in built.cards
+    ]
+    data = {"model_id": nt.NOTETYPE_ID, "fields": nt.FIELDS, "notes": notes}
+    out.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def toggle_one_answer(bank: Path) -> None:
+    """Change one memory point's answer (and change it back on the next call): a real edit."""
+    path = sorted(bank.glob("05-*/046-*.md"))[0]
+    text = path.read_text(encoding="utf-8")
+    if ONE_CHANGE in text:
+        text = text.replace(ONE_CHANGE, "", 1)
+    else:
+        text = re.sub(r"(\n1\. \*\*[^\n]*)", lambda m: m.group(1) + ONE_CHANGE, text, count=1)
+    path.write_text(text, encoding="utf-8")
+
+
+def tenfold(bank: Path, out: Path) -> Path:
+    """The bank's question files ten times over, renumbered (no front page, so no ranges)."""
+    files = sorted(bank.glob("[0-9][0-9]-*/[0-9][0-9][0-9]-*.md"))
+    for copy in range(10):
+        for src in files:
+            number = int(src.name[:3]) + 310 * copy
+            folder = out / src.parent.name
+            folder.mkdir(parents=True, exist_ok=True)
+            text = re.sub(r"^# 第 \d+ 题", f"# 第 {number} 题", src.read_text(encoding="utf-8"), count=1)
+            (folder / f"{number:04d}{src.name[3:]}").write_text(text, encoding="utf-8")
+    return out
+
+
+def browser_open_to_search(page_file: Path, runs: int) -> list[float] | None:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    times = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium) if chromium else p.chromium.launch()
+        for _ in range(runs):
+            page = browser.new_page()
+            start = time.perf_counter()
+            page.goto(page_file.as_uri())
+            page.fill("#search", "all-reduce")
+            page.wait_for_function("() => document.body.classList.contains('view-results')")
+            times.append(time.perf_counter() - start)
+            page.close()
+        browser.close()
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--questions", type=Path, default=REPO / "questions")
+    ap.add_argument("--skip-growth", action="store_true")
+    ap.add_argument("--skip-browser", action="store_true")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="ainfra-bench-"))
+    try:
+        bench(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def bench(args: argparse.Namespace, work: Path) -> None:
+    bank = work / "bank" / "questions"
+    shutil.copytree(args.questions, bank)
+    env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache"), "SOURCE_DATE_EPOCH": "1800000000"}
+    cli = [sys.executable, "-m", "ainfra_cards.cli", "build", "--questions", str(bank)]
+    subprocess.run(cli, env=env, check=True, capture_output=True)  # lock and warm cache
+    notes = work / "notes.json"
+    export_notes(bank, notes)
+    floor_pkg = [sys.executable, str(FLOOR), "package", str(notes), str(work / "floor.apkg")]
+    floor_md = [sys.executable, str(FLOOR), "markdown", str(notes), str(work / "floor.apkg"), str(bank)]
+    count = len(json.loads(notes.read_text(encoding="utf-8"))["notes"])
+    questions = len(list(bank.glob("*/[0-9]*.md")))
+    print(f"bank: {questions} questions, {count} notes; {args.runs} runs each; {os.cpu_count()} cores")
+    rows = []
+
+    def measure(label, ours_cmd, floor_cmd, floor_label, before=None):
+        ours, floor = alternate(lambda: run(ours_cmd, env), lambda: run(floor_cmd, env), args.runs, before)
+        ratio = statistics.median(ours) / statistics.median(floor)
+        rows.append((label, summary(ours), floor_label, summary(floor), ratio))
+
+    measure("rebuild, nothing changed", cli, floor_pkg, "genanki only")
+    measure("rebuild, one answer changed", cli, floor_pkg, "genanki only", lambda: toggle_one_answer(bank))
+    measure("cold build (--no-cache)", [*cli, "--no-cache"], floor_md, "Markdown pass + genanki")
+    print(f"\n{'measure':30} {'ours (s)':>22} {'floor':>24} {'floor (s)':>22} {'ratio':>6}")
+    for label, ours, floor_label, floor, ratio in rows:
+        print(f"{label:30} {ours:>22} {floor_label:>24} {floor:>22} {ratio:6.2f}")
+    if not args.skip_growth:
+        growth(bank, work, env, args.runs)
+    if not args.skip_browser:
+        times = browser_open_to_search((bank.parent / "decks" / "study.html").resolve(), args.runs)
+        if times is None:
+            print("study.html: playwright is not installed; skipped")
+        else:
+            print(f"\nstudy.html open -> first search result: {summary(times)} s")
+
+
+def growth(bank: Path, work: Path, env: dict[str, str], runs: int) -> None:
+    big = tenfold(bank, work / "big" / "questions")
+
+    def first_build(questions: Path) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "ainfra_cards.cli",
+            "build",
+            "--no-cache",
+            "--questions",
+            str(questions),
+        ]
+
+    def clean(questions: Path) -> None:
+        shutil.rmtree(questions.parent / "decks", ignore_errors=True)
+
+    small_times, big_times = [], []
+    for _ in range(max(2, runs // 2)):
+        clean(bank)
+        small_times.append(run(first_build(bank), env))
+        clean(big)
+        big_times.append(run(first_build(big), env))
+    clean(big)
+    peak = peak_kib(first_build(big), env)
+    ratio = statistics.median(big_times) / statistics.median(small_times)
+    print(f"\ngrowth: first build {summary(small_times)} s; ten times the bank {summary(big_times)} s")
+    print(f"        ratio {ratio:.1f}x for 10x the questions; peak memory (10x) {peak / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

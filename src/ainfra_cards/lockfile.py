@@ -1,0 +1,235 @@
+"""The lock file: the GUID of every memory point, the text it was last built from, its times.
+
+A learner's review history hangs on the note GUID. The lock records, per GUID, the question and
+the cue and answer it was last built from (ids.py matches the bank against these), a digest of
+the note's content and when that content last changed (so a re-import updates exactly the notes
+that changed), and whether the item is still in the bank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from . import __version__
+from .cache import NO_CACHE, Cache
+from .errors import CardsError, Problem, yaml_problem
+from .model import MemoryPoint, Question
+from .util import digest
+
+LOCK_FORMAT = 1
+GENERATOR = f"ainfra-cards {__version__}"
+Status = Literal["active", "retired"]
+
+
+@dataclass
+class LockEntry:
+    """The lock's record of one note."""
+
+    guid: str
+    question: str  # the question's key: front-matter id, else its zero-padded number
+    number: int
+    index: int
+    cue: str
+    answer: str
+    content: str = ""  # digest of everything the note holds; a change moves mod
+    mod: int = 0  # when the note's content last changed (Unix seconds)
+    status: Status = "active"  # "retired": gone from the bank, kept to restore its GUID
+    id: str | None = None  # an explicit item id, once one is given
+
+
+@dataclass
+class Lock:
+    """The whole lock file."""
+
+    notetype_digest: str = ""
+    notetype_mod: int = 0
+    entries: list[LockEntry] = field(default_factory=list)
+    # The YAML text of each note as the file it was read from has it, by GUID: an unchanged note
+    # is written back as it was instead of being dumped again (dumping is most of writing a lock).
+    blocks: dict[str, tuple[LockEntry, str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def by_guid(self) -> dict[str, LockEntry]:
+        return {e.guid: e for e in self.entries}
+
+
+def load_lock(path: Path, cache: Cache = NO_CACHE) -> Lock | None:
+    """Read a lock file; None if it does not exist. Raise CardsError if it is unusable.
+
+    Parsing YAML is the slow part of a build that changed nothing, so the parsed data of a valid
+    lock is cached by a hash of the file's bytes.
+    """
+    if not path.exists():
+        return None
+    where = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise CardsError(Problem(where, 1, f"cannot read lock file: {e}")) from e
+    key = digest(LOCK_FORMAT, raw)
+    data = cache.get("lock", key)
+    if data is None:
+        data = _read_yaml(raw, where)
+        lock = _lock_from_data(data, where)
+        cache.put("lock", key, data)
+    else:
+        lock = _lock_from_data(data, where)
+    lock.blocks = _note_blocks(raw.decode("utf-8", errors="replace"), lock.entries)
+    return lock
+
+
+NOTE_START = "\n- guid: "
+
+
+def _note_blocks(text: str, entries: list[LockEntry]) -> dict[str, tuple[LockEntry, str]]:
+    """Each note's text in the file, when the file is laid out as dump_lock writes it."""
+    chunks = text.split(NOTE_START)[1:]
+    if len(chunks) != len(entries):
+        return {}
+    blocks = {}
+    for entry, chunk in zip(entries, chunks, strict=True):
+        block = NOTE_START[1:] + chunk + ("" if chunk.endswith("\n") else "\n")
+        if not block.startswith(f"- guid: {entry.guid}\n"):
+            return {}  # not our layout (hand-edited, another emitter): dump everything
+        blocks[entry.guid] = (entry, block)
+    return blocks
+
+
+def _read_yaml(raw: bytes, where: str) -> Any:
+    import yaml
+
+    try:
+        return parse_lock_text(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise CardsError(Problem(where, 1, f"cannot read lock file: {e}")) from e
+    except yaml.YAMLError as e:
+        problem = yaml_problem(where, e, "lock file")
+        raise CardsError(
+            Problem(
+                where,
+                problem.line,
+                f"{problem.message}; restore it from git (`git checkout -- <lock>`) or resolve "
+                "the merge conflict; it was not changed",
+            )
+        ) from e
+
+
+def parse_lock_text(text: str) -> Any:
+    """The lock's YAML as data (libyaml's C loader when PyYAML has it: 20x faster on big locks)."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe
+
+
+def _lock_from_data(data: Any, where: str) -> Lock:
+    def bad(msg: str) -> CardsError:
+        return CardsError(Problem(where, 1, f"{msg}; restore the lock from git; it was not changed"))
+
+    if not isinstance(data, dict) or "format" not in data:
+        raise bad("not an ainfra-cards lock file (no 'format' key)")
+    if not isinstance(data["format"], int) or data["format"] > LOCK_FORMAT:
+        raise CardsError(
+            Problem(
+                where,
+                1,
+                f"lock format {data['format']!r} is newer than this ainfra-cards understands "
+                f"({LOCK_FORMAT}); upgrade ainfra-cards (pip install -U .); the lock was not changed",
+            )
+        )
+    notetype = data.get("notetype") or {}
+    lock = Lock(str(notetype.get("digest", "")), int(notetype.get("mod", 0) or 0))
+    seen: set[str] = set()
+    for i, raw in enumerate(data.get("notes") or [], 1):
+        try:
+            entry = LockEntry(**raw)
+            entry.guid, entry.question = str(entry.guid), str(entry.question)
+            entry.number, entry.index, entry.mod = int(entry.number), int(entry.index), int(entry.mod)
+            entry.cue, entry.answer = str(entry.cue), str(entry.answer)
+        except (TypeError, ValueError) as e:
+            raise bad(f"note {i} of the lock is malformed ({e})") from e
+        if entry.status not in ("active", "retired") or not entry.guid:
+            raise bad(f"note {i} of the lock has a bad guid or status {entry.status!r}")
+        if entry.guid in seen:
+            raise bad(f"GUID {entry.guid} appears twice in the lock (a bad merge?)")
+        seen.add(entry.guid)
+        lock.entries.append(entry)
+    return lock
+
+
+LOCK_HEADER = (
+    "# ainfra-cards lock file: the Anki identity (GUID) of every memory point, and when each\n"
+    "# note last changed. Commit it with the bank. Do not edit by hand; on a merge conflict,\n"
+    "# keep both sides' notes (see README, 'what happens when').\n"
+)
+
+
+def dump_lock(lock: Lock, generator: str) -> str:
+    """The lock as YAML text: deterministic, one block per note, readable in a diff.
+
+    Equal to dumping the whole document at once; a note unchanged since the lock was read is
+    copied from the file's own text.
+    """
+    entries = sorted(lock.entries, key=lambda e: (e.status != "active", e.question, e.index, e.guid))
+    head = {
+        "format": LOCK_FORMAT,
+        "generator": generator,
+        "notetype": {"digest": lock.notetype_digest, "mod": lock.notetype_mod},
+    }
+    if not entries:
+        return LOCK_HEADER + _yaml({**head, "notes": []})
+    notes = []
+    for e in entries:
+        old = lock.blocks.get(e.guid)
+        notes.append(old[1] if old is not None and old[0] == e else _yaml([_note_data(e)]))
+    return LOCK_HEADER + _yaml(head) + "notes:\n" + "".join(notes)
+
+
+def _note_data(e: LockEntry) -> dict[str, Any]:
+    d = asdict(e)
+    if d["id"] is None:
+        del d["id"]
+    return d
+
+
+def _yaml(data: Any) -> str:
+    import yaml
+
+    return yaml.dump(
+        data,
+        Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+        allow_unicode=True,
+        sort_keys=False,
+        width=4096,
+        default_flow_style=False,
+    )
+
+
+def next_lock(
+    lock: Lock | None,
+    guids: dict[tuple[str, int], str],
+    notes: list[tuple[Question, MemoryPoint, str]],
+    notetype_digest: str,
+    now: int,
+) -> Lock:
+    """The lock after this build: mod times move only where content changed.
+
+    notes holds (question, point, content digest) for every memory point of the bank.
+    """
+    old = lock.by_guid() if lock else {}
+    entries: list[LockEntry] = []
+    for q, p, content in notes:
+        guid = guids[(q.key, p.index)]
+        before = old.get(guid)
+        unchanged = before is not None and before.content == content
+        mod = before.mod if unchanged and before is not None else max(now, (before.mod + 1) if before else 0)
+        entry = LockEntry(guid, q.key, q.number, p.index, p.cue, p.answer, content, mod, "active")
+        entry.id = p.explicit_id or (before.id if before else None)
+        entries.append(entry)
+    live = {e.guid for e in entries}
+    entries += [replace(e, status="retired") for e in old.values() if e.guid not in live]
+    if lock and lock.notetype_digest == notetype_digest:
+        nt_mod = lock.notetype_mod
+    else:
+        nt_mod = max(now, (lock.notetype_mod + 1) if lock else 0)
+    return Lock(notetype_digest, nt_mod, entries, lock.blocks if lock else {})

@@ -1,0 +1,52 @@
+"""The lock file as an output: written last, since it vouches for the deck written before it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..lockfile import parse_lock_text
+from ..util import digest
+
+if TYPE_CHECKING:
+    from ..build import Built
+
+
+@dataclass
+class LockOutput:
+    path: Path
+
+    def fingerprint(self, built: Built) -> str:
+        lock = built.lock
+        entries = [
+            (e.guid, e.question, e.number, e.index, e.cue, e.answer, e.content, e.mod, e.status, e.id)
+            for e in lock.entries
+        ]
+        return digest("lock", lock.notetype_digest, lock.notetype_mod, entries)
+
+    def render(self, built: Built) -> bytes:
+        return self.text(built).encode("utf-8")
+
+    def text(self, built: Built) -> str:
+        return built.lock_text
+
+    def is_current(self, built: Built) -> bool:
+        """Compared as data, not text: another YAML emitter may wrap or quote differently."""
+        try:
+            on_disk = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return _lock_data(on_disk) == _lock_data(self.text(built))
+
+
+def _lock_data(text: str) -> Any:
+    import yaml
+
+    try:
+        data = parse_lock_text(text)
+    except yaml.YAMLError:  # an unreadable lock is stale
+        return None
+    if isinstance(data, dict):
+        data.pop("generator", None)  # which version wrote it does not make it stale
+    return data

