@@ -195,3 +195,29 @@ def test_lost_lock_gives_the_same_guids(builder, tmp_path):
 
     assert [c.guid for c in Builder(other).build().cards] == [c.guid for c in first.cards]
     assert all(c.guid.startswith("aic:") for c in first.cards)
+
+
+def test_sources_reach_the_cards_a_learner_already_has(builder, learner):
+    from test_outputs import with_sources
+
+    bank = initial_bank(builder.root)
+    first = builder.build()
+    learner.import_deck(builder.paths.deck)
+    learner.study_all()
+    history = {
+        c.guid: (learner.card_of(c.guid).id, learner.reviews(learner.card_of(c.guid).id)) for c in first.cards
+    }
+    (bank / Q1[0]).write_text(with_sources(question_md(Q1[1], Q1[2], P1)), encoding="utf-8")
+    second = builder.build()
+    log = learner.import_deck(builder.paths.deck)
+    assert len(log.new) == 0 and len(log.updated) == 3  # the three notes of question 1, nothing else
+    notes = learner.notes()
+    for c in second.cards:
+        card = learner.card_of(c.guid)
+        assert (card.id, learner.reviews(card.id)) == history[c.guid]
+        extra = notes[c.guid]["Extra"]
+        assert ('href="https://docs.pytorch.org/docs/stable/notes/ddp.html"' in extra) == (c.question == 1)
+    note = next(n for n in notes.values() if n["Front"] == "bucket_cap_mb 默认值")
+    answer = learner.card_of(note.guid).answer()
+    assert "<summary>参考资料</summary>" in answer and "PyTorch DDP notes" in answer
+    assert list(notes) == list(learner.notes())  # same notes, no duplicates

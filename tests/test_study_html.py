@@ -307,28 +307,80 @@ def test_page_is_offline_complete_and_quiet(watched):
 
 
 def search(page, term: str) -> None:
+    """Type a query and wait until the page has searched for exactly it (typing waits for a pause)."""
     page.fill("#search", term)
-    page.press("#search", "Enter")  # searches at once (typing waits for a pause)
+    page.wait_for_function("q => document.getElementById('results').dataset.query === q", arg=term)
 
 
-def test_search_narrows_articles_and_sidebar(watched):
+def result_ids(page) -> list[str]:
+    return page.eval_on_selector_all("#results li a", "els => els.map(a => a.getAttribute('href').slice(1))")
+
+
+def test_search_lists_hits_and_narrows_the_sidebar(watched):
     page = watched().open("#q001")
     page.fill("#search", "BUCKETING")  # English, any case, in the explanation text
     page.wait_for_function("() => document.body.classList.contains('view-results')")  # as you type
-    assert visible_ids(page, "#docs > .doc") == ["q046"]
+    search(page, "BUCKETING")
+    assert result_ids(page) == ["q046"] and visible_ids(page, "#docs > .doc") == []
     assert visible_ids(page, "#sidebar a.nav-q") == ["q046"]
     assert page.is_hidden("#sidebar details.nav-mod[data-m='m01']")
+    assert page.inner_text("#results li .qnum") == "第 46 题"
+    assert "bucketing" in page.inner_text("#results li mark").lower()
     search(page, "分片")  # Chinese: in question 2's 面试要点 only
-    assert visible_ids(page, "#docs > .doc") == ["q002"]
-    assert visible_ids(page, "#sidebar a.nav-q") == ["q002"]
-    search(page, "自动微分 autograd")  # every word must match
+    assert result_ids(page) == ["q002"]
     assert visible_ids(page, "#sidebar a.nav-q") == ["q002"]
     search(page, "没有这个词")
-    assert visible_ids(page, "#docs > .doc") == [] and visible_ids(page, "#sidebar a.nav-q") == []
+    assert result_ids(page) == [] and visible_ids(page, "#sidebar a.nav-q") == []
     assert "没有找到" in page.inner_text("#search-status")
-    search(page, "")
+    page.press("#search", "Escape")  # clears the search and returns to the page
+    page.wait_for_function("() => !document.body.classList.contains('view-results')")
+    assert page.input_value("#search") == ""
     assert len(visible_ids(page, "#sidebar a.nav-q")) == 4
     assert visible_ids(page, "#docs > .doc") == ["q001"]
+
+
+RANKED = {
+    "08-通信/090-a.md": question_md(90, "梯度同步", ["1. **甲**：乙"]).replace(
+        "讲解正文。", "讲解正文提到 all-reduce 的通信量。"
+    ),
+    "08-通信/091-b.md": question_md(91, "集合通信", ["1. **all-reduce 通信量**：2(N-1)/N·S"]),
+    "08-通信/092-c.md": question_md(92, "all-reduce 的通信量怎么算", ["1. **公式**：2(N-1)/N·S"]),
+    "08-通信/093-d.md": question_md(93, "all-reduce 的算法", ["1. **ring**：带宽最优"]),
+    "08-通信/094-e.md": question_md(94, "与搜索无关", ["1. **无**：无"]),
+}
+
+
+@pytest.fixture(scope="module")
+def ranked_page(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("ranked")
+    out = tmp / "study.html"
+    out.write_text(render(write_bank(tmp / "questions", RANKED)), encoding="utf-8")
+    return out
+
+
+def test_results_rank_title_then_key_points_then_body_all_terms_first(browser, ranked_page):
+    w = Watched(browser, ranked_page)
+    page = w.open()
+    search(page, "all-reduce 通信量")
+    # all terms in the title, in 记忆要点, in the body; then the one with only some terms
+    assert result_ids(page) == ["q092", "q091", "q090", "q093"]
+    assert page.eval_on_selector_all(
+        "#results li", "els => els.map(e => e.classList.contains('partial'))"
+    ) == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    snippets = page.eval_on_selector_all("#results .snip", "els => els.map(e => e.innerHTML)")
+    assert "<mark>all-reduce</mark>" in snippets[2] and "<mark>通信量</mark>" in snippets[2]
+    page.press("#search", "Enter")  # opens the first hit
+    wait_shown(page, "q092")
+    page.click("#q092 h1")
+    page.keyboard.press("/")  # focuses the search box again
+    assert page.evaluate("document.activeElement.id") == "search"
+    w.check()
+    w.ctx.close()
 
 
 def test_answer_button_reveals_and_hides(watched):

@@ -338,8 +338,20 @@ def question_fields(q: Question, r: RenderedQuestion) -> dict[str, str]:
         "Source": html.escape(str(q.path)),
         "Context": r.talking_points.anki if r.talking_points else "",
         "Prompt": r.prompt.anki,
-        "Extra": "",
+        "Extra": _sources(r),
     }
+
+
+SOURCES_SECTION = "参考资料"
+
+
+def _sources(r: RenderedQuestion) -> str:
+    """The question's 参考资料 (links to primary sources), for the back of each card.
+
+    The notetype's Extra field was kept free for content like this: filling it changes no
+    field list, so learners' notes update in place.
+    """
+    return next((f.anki for name, f in r.extra_sections if name.strip() == SOURCES_SECTION), "")
 
 
 def card_fields(shared: dict[str, str], cue: Fragment, answer: Fragment) -> dict[str, str]:

@@ -24,7 +24,7 @@ from urllib.parse import unquote
 from ..cache import Cache
 from ..config import Branding
 from ..model import Bank, MemoryPoint, Module, Page, Question
-from ..render import FileRenderer, Fragment, RenderedQuestion, render_key
+from ..render import SOURCES_SECTION, FileRenderer, Fragment, RenderedQuestion, render_key
 from ..util import code_key, digest, short_hash, static_text
 
 if TYPE_CHECKING:
@@ -161,8 +161,9 @@ def _attrs(raw: str) -> dict[str, str]:
     return {k: html.unescape(v) for k, v in _ATTR_RE.findall(raw)}
 
 
-def _fix_links(fragment: str, anchors: Anchors, base: PurePosixPath) -> str:
-    """Point bank links at in-page anchors; drop every other target (no URL leaves the page)."""
+def _fix_links(fragment: str, anchors: Anchors, base: PurePosixPath, sources: bool = False) -> str:
+    """Point bank links at in-page anchors; drop every other target, except the web addresses of
+    a 参考资料 section (sources=True), which open in a new tab. The page itself never fetches."""
 
     def a(m: re.Match[str]) -> str:
         attrs = _attrs(m.group(1))
@@ -173,6 +174,8 @@ def _fix_links(fragment: str, anchors: Anchors, base: PurePosixPath) -> str:
             pass
         elif href.startswith("#"):
             extra = f' href="{html.escape(href)}"'
+        elif sources and re.match(r"^https?://", href):
+            extra = f' href="{html.escape(href)}" target="_blank" rel="noopener noreferrer"'
         elif re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", href):
             # External: shown, not linked (the page must not reach the network).
             classes.append("ext")
@@ -200,9 +203,9 @@ def _fix_links(fragment: str, anchors: Anchors, base: PurePosixPath) -> str:
     return fragment.replace("</table>", "</table></div>")
 
 
-def _page_html(fragment: Fragment, anchors: Anchors, base: PurePosixPath) -> str:
+def _page_html(fragment: Fragment, anchors: Anchors, base: PurePosixPath, sources: bool = False) -> str:
     """A rendered piece as the page shows it: bank links become in-page anchors."""
-    return _fix_links(fragment.page, anchors, base)
+    return _fix_links(fragment.page, anchors, base, sources)
 
 
 def _no_links(fragment: str) -> str:
@@ -252,7 +255,7 @@ def _question(q: Question, r: RenderedQuestion, anchors: Anchors, aid: str, seen
     for name, fragment in r.extra_sections:
         parts += [
             f'<section class="sec sec-extra"><h2>{html.escape(name.strip())}</h2>',
-            _page_html(fragment, anchors, base),
+            _page_html(fragment, anchors, base, sources=name.strip() == SOURCES_SECTION),
             "</section>",
         ]
     if q.points:

@@ -1,4 +1,4 @@
-/* study.html behaviour (inlined by ainfra_cards.htmlpage): navigation, search, answers, cards,
+/* study.html behaviour (inlined by ainfra_cards.outputs.study): navigation, search, answers, cards,
    theme. No network, no external code. Works when localStorage is unavailable (file:// in some
    browsers, private modes): state then lasts only as long as the tab. */
 (function () {
@@ -123,8 +123,7 @@
   // ---- previous / next / random ---------------------------------------------------------------
   function pool() {
     if (body.classList.contains("view-results") || query()) {
-      var hits = questions.filter(function (q) { return matches(q, terms()); });
-      if (hits.length) return hits;
+      if (hits.length) return hits.map(function (h) { return h.el; });
     }
     return questions;
   }
@@ -153,30 +152,75 @@
   });
 
   // ---- search ---------------------------------------------------------------------------------
-  var textCache = {};
-  function textOf(el) {
-    var t = textCache[el.id];
-    if (t === undefined) {
-      t = (el.textContent || "").toLowerCase().replace(/\s+/g, " ");
-      textCache[el.id] = t;
+  // Every question gets a score: questions with all terms come first, then by where the terms
+  // are (title, then 面试要点/记忆要点, then the rest), then bank order. Results are a ranked
+  // list, each with its 第 N 题 label and a snippet of where it matched, terms marked.
+  var fieldCache = {};
+  function norm(s) { return (s || "").toLowerCase().replace(/\s+/g, " "); }
+  function fieldsOf(el) {
+    var f = fieldCache[el.id];
+    if (!f) {
+      var title = el.querySelector(".qtitle");
+      var key = all(".sec-talk, .sec-points", el).map(function (x) { return x.textContent; }).join(" ");
+      f = { title: norm(title && title.textContent), key: norm(key), body: norm(el.textContent),
+            rawKey: key.replace(/\s+/g, " "), rawBody: (el.textContent || "").replace(/\s+/g, " ") };
+      fieldCache[el.id] = f;
     }
-    return t;
+    return f;
   }
   function query() { return $("search").value.trim(); }
   function terms() { return query().toLowerCase().split(/\s+/).filter(Boolean); }
-  function matches(el, ts) {
-    var t = textOf(el);
-    for (var i = 0; i < ts.length; i++) if (t.indexOf(ts[i]) < 0) return false;
-    return true;
+  function score(el, ts) {
+    var f = fieldsOf(el), found = 0, inTitle = 0, inKey = 0;
+    ts.forEach(function (t) {
+      if (f.body.indexOf(t) < 0) return;
+      found++;
+      if (f.title.indexOf(t) >= 0) inTitle++;
+      else if (f.key.indexOf(t) >= 0) inKey++;
+    });
+    return found ? { el: el, all: found === ts.length, title: inTitle, key: inKey, found: found } : null;
   }
+  function better(a, b) {
+    if (a.all !== b.all) return a.all ? -1 : 1;
+    if (a.title !== b.title) return b.title - a.title;
+    if (a.key !== b.key) return b.key - a.key;
+    if (a.found !== b.found) return b.found - a.found;
+    return questions.indexOf(a.el) - questions.indexOf(b.el);
+  }
+  function escapeHtml(s) {
+    return s.replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]; });
+  }
+  function snippet(el, ts) {
+    var f = fieldsOf(el);
+    var sources = [f.rawKey, f.rawBody];
+    for (var s = 0; s < sources.length; s++) {
+      var text = sources[s], low = text.toLowerCase();
+      for (var i = 0; i < ts.length; i++) {
+        var at = low.indexOf(ts[i]);
+        if (at < 0) continue;
+        var start = Math.max(0, at - 30), end = Math.min(text.length, at + ts[i].length + 60);
+        var piece = (start > 0 ? "…" : "") + text.slice(start, end) + (end < text.length ? "…" : "");
+        return mark(escapeHtml(piece), ts);
+      }
+    }
+    return "";
+  }
+  function mark(safe, ts) {
+    var words = ts.map(function (t) { return escapeHtml(t).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); });
+    return safe.replace(new RegExp("(" + words.join("|") + ")", "gi"), "<mark>$1</mark>");
+  }
+  var hits = [];
   function runSearch(showResults) {
     var ts = terms();
     var status = $("search-status");
     var details = all("#sidebar details.nav-mod");
+    var list = $("results");
+    list.setAttribute("data-query", query());
     if (!ts.length) {
+      hits = [];
       navLinks.forEach(function (a) { a.hidden = false; });
       details.forEach(function (d) { d.hidden = false; });
-      docs.forEach(function (d) { d.classList.remove("match"); });
+      list.innerHTML = "";
       status.hidden = true;
       if (body.classList.contains("view-results")) {
         body.classList.remove("view-results");
@@ -184,27 +228,33 @@
       }
       return;
     }
-    var count = 0;
-    var hitModules = {};
+    hits = questions.map(function (q) { return score(q, ts); }).filter(Boolean).sort(better);
+    var hitIds = {}, hitModules = {};
+    hits.forEach(function (h) { hitIds[h.el.id] = true; hitModules[h.el.getAttribute("data-m")] = true; });
     docs.forEach(function (d) {
-      var hit = matches(d, ts);
-      var isQ = d.getAttribute("data-kind") === "q";
-      d.classList.toggle("match", hit && isQ);
-      if (hit && isQ) { count++; hitModules[d.getAttribute("data-m")] = true; }
       var link = navByTarget[d.id];
-      if (link) link.hidden = !hit;
+      if (link && d.getAttribute("data-kind") === "q") link.hidden = !hitIds[d.id];
     });
     details.forEach(function (d) {
-      var any = hitModules[d.getAttribute("data-m")] ||
-        (navByTarget[d.getAttribute("data-m")] && !navByTarget[d.getAttribute("data-m")].hidden);
+      var any = !!hitModules[d.getAttribute("data-m")];
       d.hidden = !any;
       if (any) d.open = true;
     });
+    list.innerHTML = hits.map(function (h) {
+      var title = h.el.querySelector(".qtitle");
+      return '<li class="hit' + (h.all ? "" : " partial") + '"><a href="#' + h.el.id + '">' +
+        '<span class="qnum">第 ' + h.el.getAttribute("data-n") + " 题</span> " +
+        '<span class="hit-title">' + mark(escapeHtml(title ? title.textContent : h.el.id), ts) + "</span></a>" +
+        '<p class="snip">' + snippet(h.el, ts) + "</p></li>";
+    }).join("");
     if (showResults) {
       if (body.classList.contains("cards-on")) setCards(false);
       body.classList.add("view-results");
       status.hidden = false;
-      status.textContent = count ? "找到 " + count + " 题（点目录中的题目单独查看）" : "没有找到匹配的题目。";
+      var full = hits.filter(function (h) { return h.all; }).length;
+      status.textContent = !hits.length ? "没有找到匹配的题目。" :
+        "找到 " + hits.length + " 题" + (full < hits.length ? "（" + full + " 题含全部关键词，排在前面）" : "") +
+        "；按 Enter 打开第一题";
       window.scrollTo(0, 0);
     }
   }
@@ -214,8 +264,16 @@
     timer = setTimeout(function () { runSearch(true); }, 120);
   });
   $("search").addEventListener("keydown", function (e) {
-    if (e.key === "Escape") { $("search").value = ""; runSearch(false); }
-    if (e.key === "Enter") { clearTimeout(timer); runSearch(true); }
+    if (e.key === "Escape") { $("search").value = ""; runSearch(false); $("search").blur(); }
+    if (e.key === "Enter") {
+      clearTimeout(timer);
+      runSearch(true);
+      if (hits.length) { body.classList.remove("view-results"); go(hits[0].el.id); }
+    }
+  });
+  $("results").addEventListener("click", function (e) {
+    var a = e.target.closest ? e.target.closest("a[href]") : null;
+    if (a) body.classList.remove("view-results");
   });
 
   // ---- cards mode -----------------------------------------------------------------------------
