@@ -93,6 +93,10 @@ class Rendered:
     cache: Cache
     warnings: list[Problem] = field(default_factory=list)
     _memo: dict[str, RenderedQuestion] = field(default_factory=dict, repr=False)
+    guids: dict[tuple[str, int], str] = field(default_factory=dict)  # (question key, item) -> note GUID
+
+    def guid(self, q: Question, p: MemoryPoint) -> str | None:
+        return self.guids.get((q.key, p.index))
 
     def rendered(self, q: Question) -> RenderedQuestion:
         key = str(q.path)
@@ -181,14 +185,17 @@ def select_modules(bank: Bank, wanted: Iterable[str]) -> list[Module]:
 
 
 def render_bank(questions: Path, cache: Cache = NO_CACHE, progress: Progress | None = None) -> Rendered:
-    """Parse the bank; its questions are rendered when first asked for."""
+    """Parse the bank and give each memory point its GUID from the bank's lock (read only);
+    questions are rendered when first asked for."""
     bank, problems = load_bank(questions, progress, cache=cache)
-    return Rendered(bank, cache, problems.warnings)
+    guids = assign(bank.questions, load_lock(Paths.default(questions).lock_to_read(), cache)).guids
+    return Rendered(bank, cache, problems.warnings, guids=guids)
 
 
 def plan(paths: Paths, now: int, cache: Cache = NO_CACHE, progress: Progress | None = None) -> Built:
     """Parse, match against the lock, digest each note's content, and compute the next lock."""
-    page = render_bank(paths.questions, cache, progress)
+    bank, problems = load_bank(paths.questions, progress, cache=cache)
+    page = Rendered(bank, cache, problems.warnings)
     questions = page.bank.questions
     old = load_lock(paths.lock_to_read(), cache)
     assignment = assign(questions, old)
@@ -210,7 +217,17 @@ def plan(paths: Paths, now: int, cache: Cache = NO_CACHE, progress: Progress | N
     media = {anki_name(path): path for q in questions for path in q.media.values()}
     changes = _changes(page.bank, notes, content, old, assignment)
     return Built(
-        page.bank, cache, page.warnings, page._memo, notes, content, lock, changes, assignment, media
+        page.bank,
+        cache,
+        page.warnings,
+        page._memo,
+        assignment.guids,
+        notes,
+        content,
+        lock,
+        changes,
+        assignment,
+        media,
     )
 
 

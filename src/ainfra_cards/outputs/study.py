@@ -39,6 +39,9 @@ STUDY_CODE = (  # the files that shape the page besides the bank: a change to on
     "static/study.js",
     "static/study.css",
     "static/pygments-light.css",
+    "static/review.js",
+    "static/vendor/ts-fsrs.umd.js",
+    "static/vendor/ts-fsrs.VERSION",
 )
 
 
@@ -57,6 +60,7 @@ class StudyOutput:
             code_key(*STUDY_CODE),
             [(q.source_key, sorted(built.media_names(q))) for q in bank.questions],
             [p.source_key for p in bank.pages],
+            [built.guid(q, p) for q in bank.questions for p in q.points],
             bank.modules,
             self.branding,
         )
@@ -65,7 +69,7 @@ class StudyOutput:
         return self.text(built).encode("utf-8")
 
     def text(self, built: Built) -> str:
-        return render_study_html(built.bank, built.rendered, self.branding, built.cache)
+        return render_study_html(built.bank, built.rendered, self.branding, built.cache, built.guid)
 
     def is_current(self, built: Built) -> bool:
         try:
@@ -222,7 +226,9 @@ def card_id(q: Question, p: MemoryPoint) -> str:
     return f"{q.number:03d}-{short_hash(p.cue)}"
 
 
-def _question(q: Question, r: RenderedQuestion, anchors: Anchors, aid: str, seen_cards: set[str]) -> str:
+def _question(
+    q: Question, r: RenderedQuestion, anchors: Anchors, aid: str, seen_cards: set[str], guids: Guids | None
+) -> str:
     base = q.path
     title = _page_html(r.title, anchors, base)
     m = q.module
@@ -266,7 +272,7 @@ def _question(q: Question, r: RenderedQuestion, anchors: Anchors, aid: str, seen
                 cid = f"{cid}-{p.index}"
             seen_cards.add(cid)
             parts.append(
-                f'<li class="pt pt-{html.escape(p.kind)}" data-card="{cid}">'
+                f'<li class="pt pt-{html.escape(p.kind)}" data-card="{cid}"{_guid_attr(guids, q, p)}>'
                 f'<div class="pt-cue">{_page_html(cue, anchors, base)}</div>'
                 f'<div class="pt-ans">{_page_html(answer, anchors, base)}</div></li>'
             )
@@ -344,8 +350,13 @@ def render_study_html(
     rendered: Callable[[Question], RenderedQuestion],
     branding: Branding = NO_BRANDING,
     cache: Cache | None = None,
+    guids: Guids | None = None,
 ) -> str:
-    """The whole bank as one self-contained HTML document (deterministic for a given bank)."""
+    """The whole bank as one self-contained HTML document (deterministic for a given bank).
+
+    guids gives each memory point its note's GUID (from the lock): the 复习 mode keeps a card's
+    progress under it, so progress follows the same identity as a learner's Anki history.
+    """
     from ..cache import NO_CACHE
 
     brand = branding.over(default_branding(bank))
@@ -370,13 +381,28 @@ def render_study_html(
             articles.append(_module_stub(bank, m, anchors, titles))
         for q in bank.module_questions(m):
             aid = anchors.question_ids[str(q.path)]
-            articles.append(_question(q, rendered(q), anchors, aid, seen_cards))
+            articles.append(_question(q, rendered(q), anchors, aid, seen_cards, guids))
     return fill_template(
         static_text("study.html"),
         **_page_chrome(bank, anchors, brand),
         sidebar=_sidebar(bank, anchors, titles),
         articles="\n".join(articles),
     )
+
+
+Guids = Callable[[Question, MemoryPoint], "str | None"]
+
+
+def _guid_attr(guids: Guids | None, q: Question, p: MemoryPoint) -> str:
+    guid = guids(q, p) if guids else None
+    return f' data-guid="{html.escape(guid)}"' if guid else ""
+
+
+def _vendored_fsrs() -> str:
+    """ts-fsrs (MIT), the FSRS reference implementation for JavaScript, with its licence."""
+    version = static_text("vendor/ts-fsrs.VERSION").strip()
+    notice = static_text("vendor/ts-fsrs.LICENSE").strip()
+    return f"/*! ts-fsrs {version}\n{notice}\n*/\n{static_text('vendor/ts-fsrs.umd.js')}"
 
 
 def _render_page(page: Page, cache: Cache) -> Fragment:
@@ -390,9 +416,16 @@ def _page_chrome(bank: Bank, anchors: Anchors, brand: Branding) -> dict[str, str
     """Everything around the articles: scripts and their CSP hashes, styles, titles, options."""
     config = json.dumps({"storage": STORAGE_PREFIX}, ensure_ascii=False, sort_keys=True)
     config = config.replace("<", "\\u003c")
-    script = f"window.STUDY_CONFIG = {config};\n{static_text('study.js')}"
+    script = "\n".join(
+        (
+            f"window.STUDY_CONFIG = {config};",
+            _vendored_fsrs(),
+            static_text("study.js"),
+            static_text("review.js"),
+        )
+    )
     if "</script" in script.lower():
-        raise ValueError("study.js must not contain '</script'")
+        raise ValueError("the page's scripts must not contain '</script'")
     theme_boot = (
         "(function(){var t=null;try{t=localStorage.getItem('" + STORAGE_PREFIX + "theme')}catch(e){}"
         "if(t!=='light'&&t!=='dark'){t=window.matchMedia&&matchMedia('(prefers-color-scheme: dark)').matches"

@@ -399,6 +399,7 @@
     var tag = (e.target.tagName || "").toLowerCase();
     if (tag === "input" || tag === "select" || tag === "textarea") return;
     if (e.key === "/") { e.preventDefault(); $("search").focus(); return; }
+    if (body.classList.contains("review-on")) return;  // review.js has the keys there
     if (body.classList.contains("cards-on")) {
       if (e.key === " " || e.key === "Enter") { if (tag !== "button") { e.preventDefault(); flip(); } }
       else if (e.key === "ArrowRight") move(1);
