@@ -8,6 +8,7 @@ sanitiser) with an allow-list, so raw HTML in a source file can never become act
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from collections.abc import Callable
@@ -257,7 +258,7 @@ class FileRenderer:
         self.dirty = False
 
     def __call__(self, text: str, inline: bool = False, images: bool = True) -> Fragment:
-        piece = digest(inline, images, text)
+        piece = _piece_key(inline, images, text)
         hit = self.memo.get(piece)
         if isinstance(hit, list) and len(hit) == 2:
             return Fragment(*hit)
@@ -276,7 +277,8 @@ class FileRenderer:
         one-line pieces are batched, separated by a paragraph no text can contain; each comes
         out exactly as a call of its own would make it (a test compares the two on the bank).
         """
-        todo = [t for t in dict.fromkeys(texts) if digest(True, True, t) not in self.memo and _batchable(t)]
+        unique = dict.fromkeys(texts)
+        todo = [t for t in unique if _piece_key(True, True, t) not in self.memo and _batchable(t)]
         if len(todo) < 2:
             return
         lifted = [_lift_math(t) for t in todo]
@@ -286,7 +288,7 @@ class FileRenderer:
             return  # something joined two pieces: render them one by one
         for text, (_, formulas), chunk in zip(todo, lifted, chunks, strict=True):
             fragment = _finish(chunk, formulas, inline=True, anki_images=None, page_images=None)
-            self.memo[digest(True, True, text)] = [fragment.anki, fragment.page]
+            self.memo[_piece_key(True, True, text)] = [fragment.anki, fragment.page]
         self.dirty = True
 
     def _anki_image(self, ref: str) -> str | None:
@@ -299,6 +301,15 @@ class FileRenderer:
         if self.dirty:
             self.cache.put("render", self.key, self.memo)
             self.dirty = False
+
+
+def _piece_key(inline: bool, images: bool, text: str) -> str:
+    """A piece's name inside its file's cache entry (hashing the text directly: repr() of a long
+    explanation costs more than the hash)."""
+    h = hashlib.blake2b(text.encode("utf-8"), digest_size=10)
+    h.update(b"i" if inline else b"b")
+    h.update(b"m" if images else b"t")
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)

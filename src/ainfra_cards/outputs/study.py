@@ -200,11 +200,17 @@ def _fix_links(fragment: str, anchors: Anchors, base: PurePosixPath, sources: bo
             return f'<img src="{html.escape(src)}" alt="{html.escape(alt)}">'
         return f'<span class="img-alt">[图：{html.escape(alt)}]</span>'
 
-    fragment = _A_RE.sub(a, fragment)
-    fragment = _IMG_RE.sub(img, fragment)
-    fragment = _XMLNS_RE.sub("", fragment)
-    fragment = _TABLE_OPEN_RE.sub('<div class="table-wrap"><table', fragment)
-    return fragment.replace("</table>", "</table></div>")
+    # Most pieces (a cue, an answer) have none of these: test for each before running its regex.
+    if "<a" in fragment:
+        fragment = _A_RE.sub(a, fragment)
+    if "<img" in fragment:
+        fragment = _IMG_RE.sub(img, fragment)
+    if "xmlns=" in fragment:
+        fragment = _XMLNS_RE.sub("", fragment)
+    if "<table" in fragment:
+        fragment = _TABLE_OPEN_RE.sub('<div class="table-wrap"><table', fragment)
+        fragment = fragment.replace("</table>", "</table></div>")
+    return fragment
 
 
 def _page_html(fragment: Fragment, anchors: Anchors, base: PurePosixPath, sources: bool = False) -> str:
