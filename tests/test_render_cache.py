@@ -122,3 +122,19 @@ def test_writing_back_an_unchanged_lock_note_gives_the_full_dump(tmp_path):
     assert dump_lock(both, GENERATOR) == dump_lock(
         Lock(lock.notetype_digest, lock.notetype_mod, edited), GENERATOR
     )
+
+
+def test_rendering_in_two_processes_builds_the_same_bytes(tmp_path, monkeypatch):
+    from ainfra_cards import build
+
+    files = {
+        f"0{1 + n % 3}-模块{1 + n % 3}/{n:03d}-q.md": question_md(
+            n, f"题 {n} `x`", [f"1. **提示 {n}**：答案 \\( a_{n} \\)", f"2. **另一条 {n}**：`code_{n}`"]
+        )
+        for n in range(1, 9)
+    }
+    one = _build(write_bank(tmp_path / "one" / "questions", files), tmp_path / "c1", "--no-cache")
+    monkeypatch.setattr(build, "PARALLEL_MIN_QUESTIONS", 2)  # 8 questions: two workers
+    monkeypatch.setattr(build, "MAX_WORKERS", 2)
+    two = _build(write_bank(tmp_path / "two" / "questions", files), tmp_path / "c2", "--no-cache")
+    assert one == two
