@@ -63,16 +63,20 @@
   }
 
   // ---- cards in the page ----------------------------------------------------------------------
-  var items = all("#docs li.pt[data-guid]").map(function (li) {
+  // Collected the first time 复习 opens: a page opened only to read should not pay for it.
+  var items = null, byGuid = {};
+  function collect() {
+    if (items) return;
+    items = all("#docs li.pt[data-guid]").map(function (li) {
     var art = li.closest("article");
     var crumbs = art.querySelector(".crumbs a");
     return { guid: li.getAttribute("data-guid"), li: li, article: art.id, module: art.getAttribute("data-m"),
              moduleLabel: crumbs ? crumbs.textContent : "", number: art.getAttribute("data-n"),
              title: (art.querySelector(".qtitle") || {}).innerHTML || "",
              cue: li.querySelector(".pt-cue").innerHTML, answer: li.querySelector(".pt-ans").innerHTML };
-  });
-  var byGuid = {};
-  items.forEach(function (it) { byGuid[it.guid] = it; });
+    });
+    items.forEach(function (it) { byGuid[it.guid] = it; });
+  }
 
   function scheduler() {
     return F.fsrs(F.generatorParameters({ request_retention: data.settings.retention, enable_fuzz: false }));
@@ -137,6 +141,7 @@
     return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + pad(d.getHours()) + ":" + pad(d.getMinutes());
   }
   function render() {
+    collect();
     var t = now();
     var q = queue(t);
     currentItem = q[0] || null;
