@@ -182,7 +182,8 @@ def test_dry_run_lists_each_kept_note_whose_text_changed_a_lot(builder):
     result = CliRunner().invoke(main, ["build", "--questions", str(bank), "--dry-run"])
     assert result.exit_code == 0, result.output
     assert "kept 1 note(s) whose text changed a lot" in result.output
-    assert "question 88 item 1" in result.output and "cue 1.00, answer 0." in result.output
+    assert "question 88 item 1 at 08-通信/088-互联.md:24 (" in result.output
+    assert "cue 1.00, answer 0." in result.output
     assert "    - NVLink 与 PCIe 的区别：GPU 间专用高速互联" in result.output
     assert "    + NVLink 与 PCIe 的区别：点对点直连" in result.output
     assert builder.paths.lock.read_bytes() == lock_before

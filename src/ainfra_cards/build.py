@@ -216,17 +216,17 @@ def plan(paths: Paths, now: int, cache: Cache = NO_CACHE, progress: Progress | N
     media = {anki_name(path): path for q in questions for path in q.media.values()}
     changes = _changes(page.bank, notes, content, old, assignment)
     return Built(
-        page.bank,
-        cache,
-        page.warnings,
-        page._memo,
-        assignment.guids,
-        notes,
-        content,
-        lock,
-        changes,
-        assignment,
-        media,
+        bank=page.bank,
+        cache=cache,
+        warnings=page.warnings,
+        _memo=page._memo,
+        guids=assignment.guids,
+        notes=notes,
+        content=content,
+        lock=lock,
+        changes=changes,
+        assignment=assignment,
+        media=media,
     )
 
 

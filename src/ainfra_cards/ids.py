@@ -45,6 +45,7 @@ class Judgement:
     cue_similarity: float
     answer_similarity: float
     by_id: bool  # matched by an explicit item id, not by its text
+    where: str = ""  # path:line of the item in the bank
 
 
 @dataclass(frozen=True)
@@ -288,7 +289,15 @@ def _judgements(m: _Matcher) -> list[Judgement]:
         if min(c, a) < CHANGED_A_LOT or overruled:
             out.append(
                 Judgement(
-                    e.guid, q.number, p.index, (e.cue, e.answer), (p.cue, p.answer), c, a, e.guid in m.by_id
+                    e.guid,
+                    q.number,
+                    p.index,
+                    (e.cue, e.answer),
+                    (p.cue, p.answer),
+                    c,
+                    a,
+                    e.guid in m.by_id,
+                    f"{q.path}:{p.line}",
                 )
             )
     return out

@@ -64,7 +64,7 @@ def judgement_lines(judgements: list[Judgement]) -> list[str]:
     for j in judgements:
         how = "explicit id" if j.by_id else f"cue {j.cue_similarity:.2f}, answer {j.answer_similarity:.2f}"
         lines += [
-            f"  question {j.number} item {j.index} ({j.guid}; {how})",
+            f"  question {j.number} item {j.index} at {j.where} ({j.guid}; {how})",
             f"    - {j.old[0]}：{j.old[1]}",
             f"    + {j.new[0]}：{j.new[1]}",
         ]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .errors import Collector
+from .errors import Collector, yaml_problem
 
 MODULE_DIR_RE = re.compile(r"^(\d{1,3})-(.+)$")
 QUESTION_FILE_RE = re.compile(r"^(\d{1,4})(?:-(.+))?\.md$")
@@ -88,10 +88,8 @@ def split_front_matter(text: str, rel: str, problems: Collector) -> tuple[dict[s
     try:
         front = yaml.safe_load(block) or {}
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = 2 + mark.line if mark is not None else 1
-        reason = getattr(e, "problem", None) or str(e).splitlines()[0]
-        problems.error(rel, line, f"front matter is not valid YAML: {reason}")
+        problem = yaml_problem(rel, e, "front matter", first_line=2)  # line 1 is the opening ---
+        problems.error(rel, problem.line, problem.message)
         return {}, body, body_line
     if not isinstance(front, dict):
         problems.error(rel, 2, "front matter must be a YAML mapping such as 'tags: [a, b]'")
