@@ -93,7 +93,8 @@ def main() -> None:
     "--lock",
     "lock",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="The lock file.  [default: decks/ainfra-cards.lock.yaml beside the bank]",
+    help="The lock file.  [default: ainfra-cards.lock.yaml beside the deck; one written elsewhere "
+    "than decks/ starts from the bank's own lock]",
 )
 @click.option(
     "--module",
