@@ -84,16 +84,19 @@ def test_an_unwritable_cache_folder_only_means_no_cache(tmp_path):
 
 
 def test_an_edit_is_never_hidden_by_the_cache(tmp_path):
-    bank = _bank(tmp_path)
-    cache = tmp_path / "cache"
-    _build(bank, cache)
-    path = bank / "01-基础/001-a.md"
-    path.write_text(path.read_text("utf-8").replace("丙 **粗体**", "丁 **斜体**"), "utf-8")
-    cached = _build(bank, cache)
-    fresh = _build(_bank(tmp_path / "ref"), tmp_path / "c2", "--no-cache")
-    assert b"\xe4\xb8\x81" in cached["study.html"]  # 丁
-    assert cached["study.html"] != fresh["study.html"] or True  # different banks' lock times
+    def edit(bank: Path) -> None:
+        path = bank / "01-基础/001-a.md"
+        path.write_text(path.read_text("utf-8").replace("丙 **粗体**", "丁 **斜体**"), "utf-8")
+
+    bank, ref = _bank(tmp_path / "a"), _bank(tmp_path / "b")
+    _build(bank, tmp_path / "cache")
+    _build(ref, tmp_path / "c2", "--no-cache")
+    edit(bank)
+    edit(ref)
+    cached = _build(bank, tmp_path / "cache")  # the edited file misses, the rest hit
+    fresh = _build(ref, tmp_path / "c2", "--no-cache")  # the same history, nothing cached
     assert "丁 <strong>斜体</strong>" in cached["study.html"].decode()
+    assert cached == fresh
 
 
 def test_batched_inline_pieces_equal_single_renders_on_the_whole_bank():

@@ -203,7 +203,8 @@ def plan(paths: Paths, now: int, cache: Cache = NO_CACHE, progress: Progress | N
     cached = {str(q.path): d for q in questions if (d := _cached_digests(page, q)) is not None}
     _render_in_parallel(page, [q for q in questions if str(q.path) not in cached], progress)
     for q in questions:
-        digests = cached.get(str(q.path)) or _content_digests(page, q)
+        hit = cached.get(str(q.path))
+        digests = hit if hit is not None else _content_digests(page, q)
         content.update(
             (assignment.guids[(q.key, p.index)], d) for p, d in zip(q.points, digests, strict=True)
         )
