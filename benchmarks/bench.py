@@ -8,7 +8,8 @@ with its floor, so that a slow moment of the machine hits both. Printed: median 
 seconds, and the ratio of the medians.
 
 - rebuild, nothing changed / one memory point's answer changed / one sentence of an explanation
-  changed: `ainfra-cards build` with a warm cache, against the genanki-only floor (benchmarks/floor.py package: the same notes, only packaged);
+  changed: `ainfra-cards build` with a warm cache, against the genanki-only floor
+  (benchmarks/floor.py package: the same notes, only packaged);
 - cold build: `ainfra-cards build --no-cache`, against one Python-Markdown pass over every
   question file plus the same packaging (floor.py markdown);
 - growth: the bank repeated ten times (files renumbered), a first build with no lock and no
