@@ -19,6 +19,7 @@ from ainfra_cards.build import render_bank
 from ainfra_cards.config import Branding
 from ainfra_cards.outputs.study import default_branding, render_study_html
 
+REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -179,7 +180,9 @@ def test_nothing_points_outside_the_page(study):
 
 def test_hostile_markdown_is_inert(study):
     text = study.read_text("utf-8")
-    assert len(re.findall(r"<script\b", text, re.I)) == 2  # the page's own two scripts
+    # the page's own two scripts; every other script element is an article body (text, never run)
+    scripts = re.findall(r"<script\b([^>]*)>", text, re.I)
+    assert [attrs for attrs in scripts if attrs != ' type="text/html"'] == ["", ""]
     # the content, outside the page's own (hash-pinned) scripts, whose code may say "onerror"
     content = re.sub(r"<script>.*?</script>", "", text, flags=re.S)
     for bad in ("<script>alert", "onerror", "javascript:", "<iframe", "evil.example"):
@@ -551,3 +554,33 @@ def test_a_bank_without_pages_still_has_every_anchor(tmp_path):
         assert f'id="{anchor}"' in text
     assert '<a href="#q011">11. 乙题 <code>code</code></a>' in text  # the module stub lists its questions
     assert "<title>bare</title>" in text and 'class="nav-page"' not in text
+
+
+def test_articles_are_built_on_demand_and_search_reads_what_they_show(browser):
+    """Opening the page builds only the article shown; search reads every other article's text
+    from its source, and on the whole committed bank that text is exactly what the article
+    shows once built (entities, MathML, code, tables)."""
+    page = browser.new_page()
+    page.goto((REPO / "decks" / "study.html").as_uri() + "#q046")
+    page.wait_for_function("() => document.querySelector('#docs > .doc.current') !== null")
+    unbuilt = "el => !el.querySelector(':scope > script[type=\"text/html\"]')"
+    assert page.eval_on_selector_all("#docs > .doc", f"els => els.filter({unbuilt}).map(e => e.id)") == [
+        "q046"
+    ]
+    differing = page.evaluate(
+        """() => {
+          const docs = [...document.querySelectorAll('#docs > .doc')];
+          const read = docs.map(el => {
+            const src = el.querySelector(':scope > script[type="text/html"]');
+            return src ? window.AinfraStudy.textOf(src.textContent) : null;
+          });
+          window.AinfraStudy.fillAll();
+          return docs.filter((el, i) => read[i] !== null && read[i] !== el.textContent).map(el => el.id);
+        }"""
+    )
+    assert differing == []
+    bank, _ = load_bank(REPO / "questions")
+    assert page.eval_on_selector_all("#docs li.pt", "els => els.length") == sum(
+        len(q.points) for q in bank.questions
+    )
+    page.close()

@@ -424,8 +424,22 @@ def render_study_html(
         static_text("study.html"),
         **_page_chrome(bank, anchors, brand),
         sidebar=_sidebar(bank, anchors, titles),
-        articles="\n".join(articles),
+        articles="\n".join(_deferred(a) for a in articles),
     )
+
+
+def _deferred(article: str) -> str:
+    """The article with its body as the text of a <script type="text/html">: the browser reads
+    it as text, without building its DOM, and study.js builds it when the article is shown.
+
+    The body is sanitised HTML, so it has no comment and no script; either would end or bend
+    the script element early, so it is refused rather than shipped broken."""
+    opening, rest = article.split(">", 1)
+    body, closing = rest.rsplit("</article>", 1)
+    low = body.lower()
+    if "</script" in low or "<!--" in low:
+        raise ValueError(f"an article body must not contain '</script' or '<!--': {opening}>")
+    return f'{opening}><script type="text/html">{body}</script></article>{closing}'
 
 
 def _card_ids(q: Question, seen: set[str]) -> list[str]:

@@ -67,6 +67,7 @@
   var items = null, byGuid = {};
   function collect() {
     if (items) return;
+    if (window.AinfraStudy) window.AinfraStudy.fillAll();  // articles are built on demand (study.js)
     items = all("#docs li.pt[data-guid]").map(function (li) {
     var art = li.closest("article");
     var crumbs = art.querySelector(".crumbs a");

@@ -36,6 +36,27 @@
   navLinks.forEach(function (a) { navByTarget[a.getAttribute("data-target")] = a; });
   var current = null;
 
+  // ---- articles -------------------------------------------------------------------------------
+  // Each article's body ships as the text of a <script type="text/html"> inside it, so opening
+  // the page does not build the DOM of every article (that was most of the time it took). An
+  // article is built when it is shown; 卡片模式, 复习 and printing build them all; search reads
+  // the text without building anything.
+  var sources = {};
+  function sourceOf(el) {
+    if (Object.prototype.hasOwnProperty.call(sources, el.id)) return sources[el.id];
+    var s = el.firstElementChild;
+    return s && s.tagName === "SCRIPT" && s.type === "text/html" ? s.textContent : null;
+  }
+  function fill(el) {
+    var html = sourceOf(el);
+    if (html === null || Object.prototype.hasOwnProperty.call(sources, el.id)) return;
+    sources[el.id] = html;
+    el.innerHTML = html;
+  }
+  function fillAll() { docs.forEach(fill); }
+  window.AinfraStudy = { fillAll: fillAll, textOf: textOf };
+  window.addEventListener("beforeprint", fillAll);
+
   // ---- theme ----------------------------------------------------------------------------------
   $("theme-toggle").addEventListener("click", function () {
     var next = root.getAttribute("data-theme") === "dark" ? "light" : "dark";
@@ -77,6 +98,7 @@
       el = docs[0];
     }
     if (!el) return;
+    fill(el);
     if (body.classList.contains("cards-on")) setCards(false);
     body.classList.remove("view-results");
     $("search-status").hidden = true;
@@ -159,14 +181,34 @@
   // only around the place a snippet shows (collapsing the whole bank's text cost ~150 ms).
   var fieldCache = {};
   function squash(s) { return s.replace(/\s+/g, " "); }
+  var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0" };
+  function textOf(html) {  // what textContent gives once the HTML is built: tags out, entities in
+    return html.replace(/<(?:[^>"']|"[^"]*"|'[^']*')*>/g, "").replace(/&(#[xX][0-9a-fA-F]+|#[0-9]+|[a-zA-Z]+);/g,
+      function (m, e) {
+        if (e.charAt(0) === "#") {
+          var n = /^#[xX]/.test(e) ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+          try { return String.fromCodePoint(n); } catch (x) { return m; }
+        }
+        return Object.prototype.hasOwnProperty.call(ENTITIES, e) ? ENTITIES[e] : m;
+      });
+  }
   function fieldsOf(el) {
     var f = fieldCache[el.id];
     if (!f) {
-      var title = el.querySelector(".qtitle");
-      var key = all(".sec-talk, .sec-points", el).map(function (x) { return x.textContent; }).join(" ");
-      var text = el.textContent || "";
-      f = { title: ((title && title.textContent) || "").toLowerCase(), key: key.toLowerCase(),
-            body: text.toLowerCase(), rawKey: key, rawBody: text };
+      var html = sourceOf(el), title, key, text;
+      if (html === null) {  // an article without a source: read its DOM
+        var h1 = el.querySelector(".qtitle");
+        title = (h1 && h1.textContent) || "";
+        key = all(".sec-talk, .sec-points", el).map(function (x) { return x.textContent; }).join(" ");
+        text = el.textContent || "";
+      } else {
+        var t = /<h1 class="qtitle">([\s\S]*?)<\/h1>/.exec(html);
+        title = t ? textOf(t[1]) : "";
+        key = (html.match(/<section class="sec sec-(?:talk|points)">[\s\S]*?<\/section>/g) || []).map(textOf).join(" ");
+        text = textOf(html);
+      }
+      f = { title: title.toLowerCase(), key: key.toLowerCase(), body: text.toLowerCase(),
+            rawTitle: title, rawKey: key, rawBody: text };
       fieldCache[el.id] = f;
     }
     return f;
@@ -248,10 +290,10 @@
       if (any) d.open = true;
     });
     list.innerHTML = hits.map(function (h) {
-      var title = h.el.querySelector(".qtitle");
+      var title = fieldsOf(h.el).rawTitle;
       return '<li class="hit' + (h.all ? "" : " partial") + '"><a href="#' + h.el.id + '">' +
         '<span class="qnum">第 ' + h.el.getAttribute("data-n") + " 题</span> " +
-        '<span class="hit-title">' + mark(escapeHtml(title ? title.textContent : h.el.id), ts) + "</span></a>" +
+        '<span class="hit-title">' + mark(escapeHtml(title || h.el.id), ts) + "</span></a>" +
         '<p class="snip">' + snippet(h.el, ts) + "</p></li>";
     }).join("");
     if (showResults) {
@@ -292,7 +334,6 @@
   function saveKnown() {
     store.set("known", JSON.stringify(Object.keys(known).sort()));
   }
-  var points = all("#docs li.pt[data-card]");
   var deck = [];
   var pos = 0;
   var flipped = false;
@@ -310,12 +351,19 @@
       article: art.id
     };
   }
-  var cards = points.map(cardInfo);
+  var cards = null;  // every memory point of the bank, collected when 卡片模式 first opens
+  function allCards() {
+    if (!cards) {
+      fillAll();
+      cards = all("#docs li.pt[data-card]").map(cardInfo);
+    }
+    return cards;
+  }
 
   function buildDeck(keepOrder) {
     var scope = $("card-scope").value;
     var onlyUnknown = $("card-unknown").checked;
-    deck = cards.filter(function (c) {
+    deck = allCards().filter(function (c) {
       return (scope === "all" || c.module === scope) && !(onlyUnknown && known[c.id]);
     });
     if (!keepOrder) pos = 0;
@@ -325,7 +373,7 @@
   function renderCard() {
     var card = $("card");
     var empty = $("card-empty");
-    var knownCount = cards.filter(function (c) {
+    var knownCount = allCards().filter(function (c) {
       return ($("card-scope").value === "all" || c.module === $("card-scope").value) && known[c.id];
     }).length;
     if (!deck.length) {
@@ -419,4 +467,14 @@
 
   // ---- start ----------------------------------------------------------------------------------
   show(decodeURIComponent(location.hash.slice(1)), false);
+  // Read the articles' text for search in idle moments, a few at a time, so the first search
+  // is quick and nothing the reader does waits for it.
+  var idle = window.requestIdleCallback ||
+    function (f) { return setTimeout(function () { f({ timeRemaining: function () { return 10; } }); }, 30); };
+  var indexed = 0;
+  function indexSome(deadline) {
+    while (indexed < questions.length && deadline.timeRemaining() > 1) fieldsOf(questions[indexed++]);
+    if (indexed < questions.length) idle(indexSome);
+  }
+  idle(indexSome);
 })();
