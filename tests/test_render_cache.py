@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -210,3 +211,57 @@ def test_the_next_build_reads_the_lock_it_wrote_from_the_cache(tmp_path):
     cache = Cache(tmp_path / "cache" / "ainfra-cards")
     assert load_lock(tmp_path / "decks" / "ainfra-cards.lock.yaml", cache) is not None
     assert (cache.hits, cache.misses) == (1, 0)
+
+
+def test_the_cache_is_swept_of_old_entries_at_most_once_a_day(tmp_path):
+    from ainfra_cards import cache as cache_mod
+
+    cache = Cache(tmp_path / "c")
+    now = 2_000_000_000.0
+    day = 86400
+    for i in range(12):  # twelve locks' data, one a day: only the newest 8 stay
+        cache.put("lock", f"{i:02d}" + "a" * 14, {"i": i})
+        os.utime(cache._path("lock", f"{i:02d}" + "a" * 14), (now - (12 - i) * day,) * 2)
+    cache.put("render", "old" + "b" * 13, {})
+    os.utime(cache._path("render", "old" + "b" * 13), (now - (cache_mod.MAX_AGE_DAYS + 1) * day,) * 2)
+    cache.put("render", "new" + "b" * 13, {})
+    os.utime(cache._path("render", "new" + "b" * 13), (now - day,) * 2)
+
+    assert cache.sweep(now) == 4 + 1
+    locks = sorted(p.stem[:2] for p in (tmp_path / "c" / "lock").rglob("*.json"))
+    assert locks == [f"{i:02d}" for i in range(4, 12)]
+    assert cache.get("render", "new" + "b" * 13) == {} and cache.get("render", "old" + "b" * 13) is None
+
+    cache.put("render", "old" + "b" * 13, {})
+    os.utime(cache._path("render", "old" + "b" * 13), (now - (cache_mod.MAX_AGE_DAYS + 1) * day,) * 2)
+    assert cache.sweep(now + day / 2) == 0  # swept less than a day ago: nothing is even looked at
+    assert cache.sweep(now + day + 1) == 1
+
+
+def test_an_entry_in_use_is_kept_alive(tmp_path):
+    from ainfra_cards import cache as cache_mod
+
+    cache = Cache(tmp_path / "c")
+    cache.put("parse", "k" * 16, [1])
+    path = cache._path("parse", "k" * 16)
+    old = time.time() - (cache_mod.MAX_AGE_DAYS - 1) * 86400
+    os.utime(path, (old, old))
+    assert cache.get("parse", "k" * 16) == [1]
+    assert path.stat().st_mtime > old + 86400  # re-stamped: the next sweep keeps it
+    assert cache.sweep() == 0 and path.exists()
+
+
+def test_a_build_sweeps_and_a_sweep_never_breaks_a_build(tmp_path):
+    bank = _bank(tmp_path)
+    first = _build(bank, tmp_path / "cache")
+    root = tmp_path / "cache" / "ainfra-cards"
+    assert (root / ".last-sweep").exists()
+    long_ago = time.time() - 400 * 86400
+    for entry in root.rglob("*.json"):
+        os.utime(entry, (long_ago, long_ago))
+    os.utime(root / ".last-sweep", (long_ago, long_ago))
+    (tmp_path / "decks" / "study.html").unlink()
+    # the entries this build used are re-stamped, every other one is swept; the bytes stay the same
+    assert _build(bank, tmp_path / "cache") == first
+    assert not [p for p in root.rglob("*.json") if p.stat().st_mtime < long_ago + 1]
+    assert _build(bank, tmp_path / "cache") == first

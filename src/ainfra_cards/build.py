@@ -397,6 +397,7 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
             result.stale = stale_outputs(outputs, built)
         elif writes:
             result.written = write_outputs(outputs, built, cache)
+            cache.sweep()
     return result
 
 

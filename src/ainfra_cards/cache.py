@@ -6,6 +6,10 @@ the entry (the input text, and the code and library versions that turn it into o
 entry is never stale: a changed input or a changed renderer asks for another name. The cache
 never changes what is built; an entry that is missing, unreadable, corrupt or from another
 format is a miss, and a cache folder that cannot be written just means no cache.
+
+Entries are never stale, but they pile up (every edited file, every lock a build writes), so a
+build sweeps the folder at most once a day: entries not written for MAX_AGE_DAYS go, and of the
+locks' data only the newest few are kept. A removed entry only costs a later miss.
 """
 
 from __future__ import annotations
@@ -14,11 +18,16 @@ import contextlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 CACHE_FORMAT = 1
 APP_DIR = "ainfra-cards"
+SWEEP_EVERY = 24 * 3600  # seconds between two sweeps of the cache folder
+MAX_AGE_DAYS = 60  # an entry not written for this long is removed by the next sweep
+KEEP_NEWEST = {"lock": 8}  # kinds only useful while recent: the newest this many are kept
+SWEEP_STAMP = ".last-sweep"
 
 
 def default_cache_dir() -> Path:
@@ -49,8 +58,9 @@ class Cache:
     def get(self, kind: str, key: str) -> Any | None:
         if self.root is None:
             return None
+        path = self._path(kind, key)
         try:
-            entry = json.loads(self._path(kind, key).read_bytes())
+            entry = json.loads(path.read_bytes())
         except (OSError, ValueError):  # missing, unreadable or not JSON: a miss
             self.misses += 1
             return None
@@ -58,7 +68,14 @@ class Cache:
             self.misses += 1
             return None
         self.hits += 1
+        self._keep_alive(path)
         return entry.get("data")
+
+    def _keep_alive(self, path: Path) -> None:
+        """An entry still in use is re-stamped once it is half-way to the sweep's age limit."""
+        with contextlib.suppress(OSError):
+            if time.time() - path.stat().st_mtime > MAX_AGE_DAYS * 86400 / 2:
+                os.utime(path)
 
     def put(self, kind: str, key: str, data: Any) -> None:
         if self.root is None:
@@ -78,6 +95,33 @@ class Cache:
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
+
+    def sweep(self, now: float | None = None) -> int:
+        """Remove old entries, if the last sweep was over a day ago; return how many went."""
+        if self.root is None:
+            return 0
+        now = time.time() if now is None else now
+        stamp = self.root / SWEEP_STAMP
+        with contextlib.suppress(OSError):
+            if now - stamp.stat().st_mtime < SWEEP_EVERY:
+                return 0
+        removed = 0
+        with contextlib.suppress(OSError):
+            for kind_dir in [d for d in self.root.iterdir() if d.is_dir()]:
+                entries = sorted(
+                    ((p.stat().st_mtime, p) for p in kind_dir.glob("*/*.json")),
+                    key=lambda e: e[0],
+                    reverse=True,
+                )
+                keep = KEEP_NEWEST.get(kind_dir.name, len(entries))
+                for i, (mtime, path) in enumerate(entries):
+                    if i >= keep or now - mtime > MAX_AGE_DAYS * 86400:
+                        with contextlib.suppress(OSError):
+                            path.unlink()
+                            removed += 1
+            stamp.touch()
+            os.utime(stamp, (now, now))
+        return removed
 
 
 NO_CACHE = Cache(None)
