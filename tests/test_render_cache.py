@@ -265,3 +265,12 @@ def test_a_build_sweeps_and_a_sweep_never_breaks_a_build(tmp_path):
     assert _build(bank, tmp_path / "cache") == first
     assert not [p for p in root.rglob("*.json") if p.stat().st_mtime < long_ago + 1]
     assert _build(bank, tmp_path / "cache") == first
+
+
+def test_every_field_of_a_lock_entry_is_written(tmp_path):
+    from dataclasses import fields
+
+    from ainfra_cards.lockfile import LockEntry, _note_data
+
+    entry = LockEntry("g", "001", 1, 1, "cue", "answer", "c", 5, "active", "an-id")
+    assert list(_note_data(entry)) == [f.name for f in fields(LockEntry)]
