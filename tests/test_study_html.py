@@ -584,3 +584,19 @@ def test_articles_are_built_on_demand_and_search_reads_what_they_show(browser):
         len(q.points) for q in bank.questions
     )
     page.close()
+
+
+def test_a_link_to_an_anchor_inside_an_article_not_built_yet_opens_it(browser, tmp_path):
+    explanation = '前文。\n\n<a id="deep-anchor"></a>这里是被链接的段落。'
+    root = write_bank(
+        tmp_path / "questions",
+        {"01-基础/001-a.md": question_md(1, "甲", ["1. **提示**：答案"]).replace("先讲机制", explanation)},
+    )
+    out = tmp_path / "study.html"
+    out.write_text(render(root), encoding="utf-8")
+    page = browser.new_page()
+    page.goto(out.as_uri() + "#deep-anchor")
+    page.wait_for_function("() => document.querySelector('#docs > .doc.current') !== null")
+    assert page.evaluate("document.querySelector('#docs > .doc.current').id") == "q001"
+    assert page.evaluate("document.getElementById('deep-anchor') !== null")
+    page.close()

@@ -92,6 +92,13 @@
   // ---- showing one article --------------------------------------------------------------------
   function show(id, scroll) {
     var target = id ? doc.getElementById(id) : null;
+    if (!target && id) {  // an anchor inside an article not built yet: build that article first
+      var holder = docs.filter(function (d) {
+        var html = sourceOf(d);
+        return html !== null && html.indexOf('id="' + id + '"') >= 0;
+      })[0];
+      if (holder) { fill(holder); target = doc.getElementById(id); }
+    }
     var el = target && target.closest ? target.closest("#docs > .doc") : null;
     if (!el) {
       if (target && current) return;  // an anchor outside the articles (e.g. the skip link)
