@@ -93,20 +93,18 @@ def toggle(bank: Path, where: str) -> None:
 
     where="card": the first memory point's answer, so the deck, study.html and the lock change;
     where="text": the first sentence of the explanation, so only study.html changes.
+    Each kind has its own marker, so alternating measurements never undo each other's edit.
     """
     path = sorted(bank.glob("05-*/046-*.md"))[0]
-    text = path.read_text(encoding="utf-8")
-    if ONE_CHANGE in text:
-        text = text.replace(ONE_CHANGE, "", 1)
+    head, cards = path.read_text(encoding="utf-8").split("\n## 记忆要点\n", 1)
+    marker = f"{ONE_CHANGE[:-1]}·{where}）"
+    part = cards if where == "card" else head
+    if marker in part:
+        part = part.replace(marker, "", 1)
     else:
-        head, cards = text.split("\n## 记忆要点\n", 1)
-        add = lambda m: m.group(1) + ONE_CHANGE  # noqa: E731
-        if where == "card":
-            cards = re.sub(r"(\n1\. \*\*[^\n]*)", add, cards, count=1)
-        else:
-            head = re.sub(r"(\n1\. \*\*[^\n]*)", add, head, count=1)
-        text = head + "\n## 记忆要点\n" + cards
-    path.write_text(text, encoding="utf-8")
+        part = re.sub(r"(\n1\. \*\*[^\n]*)", lambda m: m.group(1) + marker, part, count=1)
+    head, cards = (head, part) if where == "card" else (part, cards)
+    path.write_text(head + "\n## 记忆要点\n" + cards, encoding="utf-8")
 
 
 def tenfold(bank: Path, out: Path) -> Path:
