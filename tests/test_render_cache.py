@@ -65,25 +65,90 @@ def test_outputs_are_byte_identical_with_and_without_the_cache(tmp_path):
     assert any((tmp_path / "cache-b").rglob("*.json"))
 
 
-@pytest.mark.parametrize("damage", ["garbage", "empty", "other-key", "unreadable"])
-def test_a_broken_cache_entry_is_a_miss_not_an_error(tmp_path, damage):
+@pytest.mark.parametrize("damage", ["garbage", "empty", "other-key", "truncated", "unreadable"])
+@pytest.mark.parametrize("files", ["*.json", "*.bin"])
+def test_a_broken_cache_entry_is_a_miss_not_an_error(tmp_path, damage, files):
+    """Every entry (*.json) or the bundle (*.bin), broken in each way a disk or a user can."""
     bank = _bank(tmp_path)
     cache = tmp_path / "cache"
     clean = _build(bank, cache)
-    (tmp_path / "decks" / "study.html").unlink()  # make the next build render the page again
-    for entry in cache.rglob("*.json"):
+    for name in ("study.html", "ainfra-cards.apkg"):  # make the next build render both again
+        (tmp_path / "decks" / name).unlink()
+    damaged = list(cache.rglob(files))
+    assert damaged
+    for entry in damaged:
         if damage == "garbage":
             entry.write_bytes(b"\x00\xff not json")
         elif damage == "empty":
             entry.write_text("", "utf-8")
         elif damage == "other-key":
             entry.write_text(json.dumps({"format": 1, "key": "nope", "data": {}}), "utf-8")
+        elif damage == "truncated":
+            entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
         elif os.geteuid() != 0:
             entry.chmod(0)
         else:
             entry.unlink()
             entry.mkdir()  # even root cannot read a folder as a file
     assert _build(bank, cache) == clean
+
+
+def test_a_build_reads_what_the_last_one_used_from_one_bundle(tmp_path):
+    """With every single entry gone, the bundle alone gives a build all it needs: the bytes
+    are the same and nothing is parsed or rendered again."""
+    bank = _bank(tmp_path)
+    cache = tmp_path / "cache"
+    clean = _build(bank, cache)
+    for entry in cache.rglob("*.json"):
+        if entry.parent.parent.name != "output":  # output records are never bundled
+            entry.unlink()
+    for name in ("study.html", "ainfra-cards.apkg"):
+        (tmp_path / "decks" / name).unlink()
+    calls = []
+    import ainfra_cards.render as render_mod
+
+    real = render_mod._markdown
+    render_mod._markdown = lambda text: calls.append(text) or real(text)  # type: ignore[assignment]
+    try:
+        assert _build(bank, cache) == clean
+    finally:
+        render_mod._markdown = real
+    assert calls == []
+
+
+def test_bundled_data_reads_back_as_json_data_does(tmp_path):
+    cache = Cache(tmp_path / "c")
+    data = {"t": ("a", 1, [2.5, None, True]), "s": "丙", "n": {"x": [("y",)]}}
+    cache.open_bundle("out")
+    cache.put("parse", "k" * 16, data)
+    cache.save_bundle()
+    from_file = Cache(tmp_path / "c").get("parse", "k" * 16)
+    bundled = Cache(tmp_path / "c")
+    bundled.open_bundle("out")
+    (tmp_path / "c" / "parse").rename(tmp_path / "gone")  # only the bundle is left
+    assert bundled.get("parse", "k" * 16) == from_file == json.loads(json.dumps(data))
+    assert bundled.hits == 1
+
+
+def test_an_edited_file_renders_only_its_edited_pieces(tmp_path, monkeypatch):
+    """The pieces an edit left as they were come from the file's last version."""
+    import ainfra_cards.render as render_mod
+
+    bank = _bank(tmp_path / "a")
+    _build(bank, tmp_path / "cache")
+    _replace(bank / "01-基础/001-a.md", "丙 **粗体**", "丁 **斜体**")
+    rendered: list[str] = []
+    real = render_mod.render_fragment
+    monkeypatch.setattr(
+        render_mod, "render_fragment", lambda text, *a, **k: rendered.append(text) or real(text, *a, **k)
+    )
+    cached = _build(bank, tmp_path / "cache")
+    assert rendered == ["丁 **斜体**"]
+    ref = _bank(tmp_path / "b")
+    _build(ref, tmp_path / "c2", "--no-cache")
+    _replace(ref / "01-基础/001-a.md", "丙 **粗体**", "丁 **斜体**")
+    monkeypatch.setattr(render_mod, "render_fragment", real)
+    assert cached == _build(ref, tmp_path / "c2", "--no-cache")
 
 
 def test_an_unwritable_cache_folder_only_means_no_cache(tmp_path):
@@ -176,7 +241,7 @@ def test_a_series_of_edits_under_the_cache_builds_what_a_cold_build_does(tmp_pat
         step(cached)
         step(cold)
         assert _build(cached, tmp_path / "cache") == _build(cold, tmp_path / "c2", "--no-cache")
-    assert any((tmp_path / "cache" / "ainfra-cards" / "study").rglob("*.json"))
+    assert any((tmp_path / "cache" / "ainfra-cards" / "article").rglob("*.json"))
 
 
 def _replace(path: Path, old: str, new: str) -> None:

@@ -144,7 +144,7 @@ class Built(Rendered):
                 by_question.setdefault(id(n.question), {})[n.point.index] = n
             self._cards = []
             for q in self.bank.questions:
-                self._cards += _question_cards(q, self.rendered(q), by_question.get(id(q), {}))
+                self._cards += _question_cards(q, _note_fields(self, q), by_question.get(id(q), {}))
         return self._cards
 
     @property
@@ -239,20 +239,51 @@ def _tags(q: Question) -> list[str]:
     return sorted(set(tags), key=tags.index)
 
 
-def _question_cards(q: Question, r: RenderedQuestion, by_point: dict[int, NoteRef]) -> list[Card]:
+NoteFields = tuple[dict[str, str], list[tuple[str, str]]]  # shared fields; each point's Front, Back
+
+
+def _question_cards(q: Question, fields: NoteFields, by_point: dict[int, NoteRef]) -> list[Card]:
     """The notes of one question (by item number) with their rendered fields."""
-    shared, tags = question_fields(q, r), _tags(q)
+    shared, points = fields
+    tags = _tags(q)
     return [
         Card(
             by_point[p.index].guid,
             by_point[p.index].mod,
-            card_fields(shared, cue, answer),
+            {"Front": front, "Back": back, **shared},
             tags,
             q.module,
             q.number,
         )
-        for p, (cue, answer) in zip(q.points, r.points, strict=True)
+        for p, (front, back) in zip(q.points, points, strict=True)
     ]
+
+
+def _note_fields(page: Rendered, q: Question) -> NoteFields:
+    """One question's note fields, from the cache when this file was rendered before.
+
+    Kept apart from the content digests (which a build that changed nothing is content with):
+    only a build that writes a deck reads them, and then no unchanged question is rendered.
+    """
+    key = _digests_key(page, q)
+    hit = page.cache.get("fields", key)
+    if (
+        isinstance(hit, list)
+        and len(hit) == 2
+        and isinstance(hit[0], dict)
+        and all(isinstance(v, str) for v in hit[0].values())
+        and isinstance(hit[1], list)
+        and len(hit[1]) == len(q.points)
+        and all(
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+            for pair in hit[1]
+        )
+    ):
+        return hit[0], [(front, back) for front, back in hit[1]]
+    r = page.rendered(q)
+    fields = question_fields(q, r), [(cue.anki, answer.anki) for cue, answer in r.points]
+    page.cache.put("fields", key, fields)
+    return fields
 
 
 def _digests_key(page: Rendered, q: Question) -> str:
@@ -383,6 +414,7 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
     """Plan the build, then write its outputs, or (mode 'check') compare them with the files."""
     paths = Paths.default(request.questions, request.output, request.lock, request.modules)
     cache = Cache.default() if request.use_cache else NO_CACHE
+    cache.open_bundle(str(paths.deck.resolve()))  # what the last build of this deck used, in one read
     problems = Collector()
     branding = load_branding(request.questions, problems, request.branding)
     writes = request.mode == "write"  # read-only runs take no lock and create nothing
@@ -397,6 +429,7 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
             result.stale = stale_outputs(outputs, built)
         elif writes:
             result.written = write_outputs(outputs, built, cache)
+            cache.save_bundle()
             cache.sweep()
     return result
 
@@ -408,8 +441,11 @@ def run_html(
     problems = Collector()
     target = output or questions.resolve().parent / "decks" / STUDY_FILE
     full = load_branding(questions, problems, branding)
-    page = render_bank(questions, Cache.default() if use_cache else NO_CACHE)
+    cache = Cache.default() if use_cache else NO_CACHE
+    cache.open_bundle(str(target.resolve()))
+    page = render_bank(questions, cache)
     write_outputs([StudyOutput(target, full)], page, page.cache)  # type: ignore[arg-type]
+    cache.save_bundle()
     return target, len(page.bank.questions), problems.warnings + page.warnings
 
 

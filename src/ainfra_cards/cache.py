@@ -10,15 +10,25 @@ format is a miss, and a cache folder that cannot be written just means no cache.
 Entries are never stale, but they pile up (every edited file, every lock a build writes), so a
 build sweeps the folder at most once a day: entries not written for MAX_AGE_DAYS go, and of the
 locks' data only the newest few are kept. A removed entry only costs a later miss.
+
+A build also keeps a bundle: one file holding every entry that build used (read or written),
+named after the output it builds. The next build of that output reads the bundle once instead
+of a thousand small files; what the bundle lacks is looked up entry by entry as before. Entries
+in the bundle are stored as plain JSON data would be read back (tuples as lists), each
+unpacked afresh on every read, so the bundle can change neither what a build reads nor what it
+makes. A bundle that is damaged, truncated or written by another Python is ignored whole.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import os
+import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +36,18 @@ CACHE_FORMAT = 1
 APP_DIR = "ainfra-cards"
 SWEEP_EVERY = 24 * 3600  # seconds between two sweeps of the cache folder
 MAX_AGE_DAYS = 60  # an entry not written for this long is removed by the next sweep
-KEEP_NEWEST = {"lock": 8}  # kinds only useful while recent: the newest this many are kept
+KEEP_NEWEST = {"lock": 8, "bundle": 8}  # kinds only useful while recent: the newest this many are kept
 SWEEP_STAMP = ".last-sweep"
+ENTRY_SUFFIXES = (".json", ".bin")  # an entry's file; a bundle's
+# Kinds whose entries change under one name (a record of an output; the last version of a file):
+# never bundled, always read from their own file, so a bundle can never hold a stale one.
+UNBUNDLED = {"output", "render-last"}
+# A bundle is written again only when enough of what a build used was not in it (or enough of
+# it went unused): after one edit the next build reads its few new entries one by one instead.
+REBUNDLE_SHARE = 0.05
+BUNDLE_MAGIC = (
+    b"ainfra-cards cache bundle 1 " + sys.implementation.cache_tag.encode() + b" %d\n" % marshal.version
+)
 
 
 def default_cache_dir() -> Path:
@@ -42,6 +62,9 @@ class Cache:
         self.root = root
         self.hits = 0
         self.misses = 0
+        self._bundle_path: Path | None = None  # set by open_bundle()
+        self._bundled: dict[str, bytes] = {}  # "kind/key" -> marshalled data, as the bundle was read
+        self._used: dict[str, bytes] = {}  # the entries this build read or wrote, for the next bundle
 
     @classmethod
     def default(cls) -> Cache:
@@ -58,6 +81,15 @@ class Cache:
     def get(self, kind: str, key: str) -> Any | None:
         if self.root is None:
             return None
+        if self._bundle_path is not None and kind not in UNBUNDLED:
+            name = f"{kind}/{key}"
+            packed = self._bundled.get(name)
+            if packed is not None:
+                with contextlib.suppress(ValueError, EOFError, TypeError):  # a broken entry is a miss
+                    data = marshal.loads(packed)
+                    self.hits += 1
+                    self._used[name] = packed
+                    return data
         path = self._path(kind, key)
         try:
             entry = json.loads(path.read_bytes())
@@ -69,6 +101,8 @@ class Cache:
             return None
         self.hits += 1
         self._keep_alive(path)
+        if self._bundle_path is not None and kind not in UNBUNDLED:
+            self._used[f"{kind}/{key}"] = marshal.dumps(entry.get("data"))  # JSON data: plain already
         return entry.get("data")
 
     def _keep_alive(self, path: Path) -> None:
@@ -77,7 +111,10 @@ class Cache:
             if time.time() - path.stat().st_mtime > MAX_AGE_DAYS * 86400 / 2:
                 os.utime(path)
 
-    def put(self, kind: str, key: str, data: Any) -> None:
+    def put(self, kind: str, key: str, data: Any, plain: bool = False) -> None:
+        """Keep data (JSON data) under (kind, key). plain: the caller vouches that data holds
+        only what json.loads gives (str-keyed dicts, lists, strings, numbers, None), so the
+        bundle takes it as it is."""
         if self.root is None:
             return
         path = self._path(kind, key)
@@ -85,12 +122,48 @@ class Cache:
             text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": data}, ensure_ascii=False)
         except (TypeError, ValueError):  # not JSON data (a hand-written lock with a date in it)
             return
+        if self._bundle_path is not None and kind not in UNBUNDLED:
+            self._used[f"{kind}/{key}"] = marshal.dumps(data if plain else _as_json_reads(data))
+        self._write(path, text.encode("utf-8"))
+
+    def open_bundle(self, name: str) -> None:
+        """Read the bundle of the last build named `name` (an output's path); from now on every
+        entry read or written is also kept for the next bundle (see save_bundle)."""
+        if self.root is None:
+            return
+        self._bundle_path = self._path("bundle", digest_name(name)).with_suffix(".bin")
+        self._bundled, self._used = {}, {}
+        with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+            raw = self._bundle_path.read_bytes()
+            head, sep, body = raw.partition(b"\n\n")
+            magic, _, crc = head.rpartition(b"\n")
+            if sep and magic + b"\n" == BUNDLE_MAGIC and int(crc) == zlib.crc32(body):
+                entries = marshal.loads(body)
+                if isinstance(entries, dict):
+                    self._bundled = entries
+                    self._keep_alive(self._bundle_path)
+
+    def save_bundle(self) -> None:
+        """Write the entries this build used as the next build's bundle, if enough changed.
+
+        Every bundled entry is named by what it holds, so a bundle a few edits old is still
+        right: it only lacks the newest entries, which are then read from their own files."""
+        if self._bundle_path is None:
+            return
+        new = sum(1 for name in self._used if name not in self._bundled)
+        unused = sum(1 for name in self._bundled if name not in self._used)
+        if new <= REBUNDLE_SHARE * len(self._used) and unused <= REBUNDLE_SHARE * len(self._bundled):
+            return
+        body = marshal.dumps(self._used)
+        self._write(self._bundle_path, BUNDLE_MAGIC + b"%d\n\n" % zlib.crc32(body) + body)
+
+    def _write(self, path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):  # a cache that cannot be written is no cache, not an error
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(text)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
                 os.replace(tmp, path)
             finally:
                 with contextlib.suppress(OSError):
@@ -109,7 +182,7 @@ class Cache:
         with contextlib.suppress(OSError):
             for kind_dir in [d for d in self.root.iterdir() if d.is_dir()]:
                 entries = sorted(
-                    ((p.stat().st_mtime, p) for p in kind_dir.glob("*/*.json")),
+                    ((p.stat().st_mtime, p) for p in kind_dir.glob("*/*") if p.suffix in ENTRY_SUFFIXES),
                     key=lambda e: e[0],
                     reverse=True,
                 )
@@ -122,6 +195,26 @@ class Cache:
             stamp.touch()
             os.utime(stamp, (now, now))
         return removed
+
+
+def digest_name(name: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(name.encode("utf-8")).hexdigest()
+
+
+def _as_json_reads(data: Any) -> Any:
+    """data as json.loads(json.dumps(data)) gives it back (tuples become lists), cheaply."""
+    kind = type(data)
+    if kind is dict:
+        if all(type(k) is str for k in data):
+            return {k: _as_json_reads(v) for k, v in data.items()}
+        return json.loads(json.dumps(data))
+    if kind is list or kind is tuple:
+        return [_as_json_reads(v) for v in data]
+    if kind in (str, int, float, bool) or data is None:
+        return data
+    return json.loads(json.dumps(data))
 
 
 NO_CACHE = Cache(None)

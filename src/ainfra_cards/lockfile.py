@@ -16,7 +16,7 @@ from . import __version__
 from .cache import NO_CACHE, Cache
 from .errors import CardsError, Problem, yaml_problem
 from .model import MemoryPoint, Question
-from .util import digest
+from .util import text_key
 
 LOCK_FORMAT = 1
 GENERATOR = f"ainfra-cards {__version__}"
@@ -67,7 +67,7 @@ def load_lock(path: Path, cache: Cache = NO_CACHE) -> Lock | None:
         raw = path.read_bytes()
     except OSError as e:
         raise CardsError(Problem(where, 1, f"cannot read lock file: {e}")) from e
-    key = digest(LOCK_FORMAT, raw)
+    key = lock_key(raw)
     data = cache.get("lock", key)
     if data is None:
         data = _read_yaml(raw, where)
@@ -167,7 +167,12 @@ LOCK_HEADER = (
 def remember_lock(cache: Cache, text: str, lock: Lock) -> None:
     """Cache the data of a lock this build is writing, so the next build need not parse it."""
     if cache.enabled:
-        cache.put("lock", digest(LOCK_FORMAT, text.encode("utf-8")), lock_data(lock))
+        cache.put("lock", lock_key(text.encode("utf-8")), lock_data(lock), plain=True)
+
+
+def lock_key(raw: bytes) -> str:
+    """The cache name of a lock file's parsed data: a hash of its bytes."""
+    return text_key(str(LOCK_FORMAT), raw)
 
 
 def lock_data(lock: Lock) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -65,9 +66,11 @@ class Question:
     media: dict[str, Path] = field(default_factory=dict)  # image reference as written -> file
     source_key: str = ""  # a hash of the file's path and text: names its cache entries
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """Identity of the question in the lock: its front-matter id, else its number."""
+        """Identity of the question in the lock: its front-matter id, else its number.
+        (Cached: identity matching asks for it tens of thousands of times; a question's number
+        and id are never changed once it is parsed.)"""
         return self.explicit_id or f"{self.number:03d}"
 
 

@@ -95,12 +95,15 @@ def _converter():  # type: ignore[no-untyped-def]
     """
     import markdown
     from markdown.extensions.codehilite import CodeHiliteExtension
+    from markdown.extensions.fenced_code import FencedCodeExtension
+    from markdown.extensions.sane_lists import SaneListExtension
+    from markdown.extensions.tables import TableExtension
 
-    return markdown.Markdown(
+    return markdown.Markdown(  # instances, not names: a name makes Markdown scan every installed package
         extensions=[
-            "fenced_code",
-            "tables",
-            "sane_lists",
+            FencedCodeExtension(),
+            TableExtension(),
+            SaneListExtension(),
             CodeHiliteExtension(css_class="highlight", guess_lang=False, use_pygments=True),
         ],
         output_format="html",
@@ -247,20 +250,43 @@ class FileRenderer:
     The cache entry is named by the file's own key (its path and text) and the render key, and
     holds every piece of the file rendered both ways; a build that changed nothing in the file
     reads one entry instead of running Markdown, Pygments and the math converter again.
+
+    An edited file misses that entry, but most of its pieces are as they were: a second entry,
+    named by the path (and images and render key), points at the last version's pieces, and
+    those whose text is unchanged are taken from there. So after an edit only the edited pieces
+    are rendered, and Pygments or the math converter load only if such a piece needs them.
     """
 
-    def __init__(self, cache: Cache, file_key: str, media: dict[str, Path] | None = None):
+    def __init__(self, cache: Cache, file_key: str, media: dict[str, Path] | None = None, path: str = ""):
         self.cache = cache
         self.media = media or {}
         media_key = sorted((ref, anki_name(p)) for ref, p in self.media.items())
         self.key = digest(render_key(), file_key, media_key)
-        self.memo: dict[str, list[str]] = cache.get("render", self.key) or {}
+        # the last version of this file (same path, images, renderer): its unchanged pieces are reused
+        self.last_key = digest(render_key(), "last", path, media_key) if path else ""
+        self.memo: dict[str, list[str]] = _memo(cache.get("render", self.key))
+        self.may_reuse = bool(path) and not self.memo  # this very text was not rendered before
+        self.earlier: dict[str, list[str]] | None = None  # the last version's pieces, read on first need
         self.dirty = False
+
+    def _reuse(self, piece: str) -> list[str] | None:
+        """A piece as the file's last version had it (pieces are named by their text)."""
+        if not self.may_reuse:
+            return None
+        if self.earlier is None:
+            pointer = self.cache.get("render-last", self.last_key)
+            key = pointer.get("key") if isinstance(pointer, dict) else None
+            self.earlier = _memo(self.cache.get("render", key)) if isinstance(key, str) else {}
+        hit = self.earlier.get(piece)
+        if hit is not None:
+            self.memo[piece] = hit
+            self.dirty = True
+        return hit
 
     def __call__(self, text: str, inline: bool = False, images: bool = True) -> Fragment:
         piece = _piece_key(inline, images, text)
-        hit = self.memo.get(piece)
-        if isinstance(hit, list) and len(hit) == 2:
+        hit = self.memo.get(piece) or self._reuse(piece)
+        if hit is not None:
             return Fragment(*hit)
         anki_images = page_images = None
         if images and self.media:
@@ -278,7 +304,13 @@ class FileRenderer:
         out exactly as a call of its own would make it (a test compares the two on the bank).
         """
         unique = dict.fromkeys(texts)
-        todo = [t for t in unique if _piece_key(True, True, t) not in self.memo and _batchable(t)]
+        todo = [
+            t
+            for t in unique
+            if _piece_key(True, True, t) not in self.memo
+            and self._reuse(_piece_key(True, True, t)) is None
+            and _batchable(t)
+        ]
         if len(todo) < 2:
             return
         lifted = [_lift_math(t) for t in todo]
@@ -300,7 +332,20 @@ class FileRenderer:
     def save(self) -> None:
         if self.dirty:
             self.cache.put("render", self.key, self.memo)
+            if self.last_key:
+                self.cache.put("render-last", self.last_key, {"key": self.key})
             self.dirty = False
+
+
+def _memo(hit: object) -> dict[str, list[str]]:
+    """A file's rendered pieces from a cache entry: only well-formed ones (anything else is a miss)."""
+    if not isinstance(hit, dict):
+        return {}
+    return {
+        k: v
+        for k, v in hit.items()
+        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], str)
+    }
 
 
 def _piece_key(inline: bool, images: bool, text: str) -> str:
@@ -326,7 +371,7 @@ class RenderedQuestion:
 
 def render_question(q: Question, cache: Cache) -> RenderedQuestion:
     """Render one question's pieces (through the cache)."""
-    r = FileRenderer(cache, q.source_key, q.media)
+    r = FileRenderer(cache, q.source_key, q.media, str(q.path))
     r.prefetch([text for p in q.points for text in (p.cue, p.answer)])
     rendered = RenderedQuestion(
         title=r(q.title, inline=True, images=False),

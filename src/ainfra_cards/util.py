@@ -26,6 +26,16 @@ def digest(*parts: object) -> str:
     return h.hexdigest()[:DIGEST_CHARS]
 
 
+def text_key(*parts: str | bytes) -> str:
+    """A hash of texts, for naming cache entries: unlike digest(), no repr() of a whole file."""
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        h.update(b"%d\x1f" % len(data))
+        h.update(data)
+    return h.hexdigest()
+
+
 def short_hash(text: str, n: int = 8) -> str:
     """A few hex characters of SHA-1, for anchors and browser-storage ids (never for identity)."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:n]

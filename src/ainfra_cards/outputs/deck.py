@@ -9,19 +9,23 @@ date, so the same input gives the same package.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import io
 import itertools
 import json
 import sqlite3
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import notetype as nt
+from ..cache import NO_CACHE, Cache
 from ..model import Card, Module
-from ..util import digest
+from ..util import code_key, digest, library_stamp
 
 if TYPE_CHECKING:
     from ..build import Built
@@ -63,7 +67,7 @@ class DeckOutput:
         return digest("deck", built.lock.notetype_mod, nt.notetype_digest(), notes, images)
 
     def render(self, built: Built) -> bytes:
-        return package_bytes(self.cards(built), built.lock.notetype_mod, self.media(built))
+        return package_bytes(self.cards(built), built.lock.notetype_mod, self.media(built), built.cache)
 
     def is_current(self, built: Built) -> bool:
         if not self.path.is_file():
@@ -79,24 +83,119 @@ def deck_name(module: Module) -> str:
     return f"{nt.ROOT_DECK_NAME}::{module.label}"
 
 
-def package_bytes(cards: list[Card], notetype_mod: int, media: dict[str, Path]) -> bytes:
-    """The .apkg for cards: genanki writes the collection; notes and notetype carry their times."""
-    import genanki  # only a build that writes a deck needs it
+def package_bytes(
+    cards: list[Card], notetype_mod: int, media: dict[str, Path], cache: Cache = NO_CACHE
+) -> bytes:
+    """The .apkg for cards: notes and notetype carry their own times.
+
+    genanki writes the collection's schema, its decks and the notetype (see _collection); the
+    notes and cards are then inserted in two batches, row for row what genanki's Note and Card
+    write (one INSERT per row through genanki cost four times as much). Ids count up from the
+    newest time, in deck order, each note followed by its cards, as genanki numbers them.
+    """
+    by_deck: dict[int, list[tuple[int, Card]]] = {}
+    names: dict[int, str] = {}
+    for position, card in enumerate(cards):
+        did = nt.deck_id(card.module.number)
+        names.setdefault(did, deck_name(card.module))
+        by_deck.setdefault(did, []).append((position, card))
+    decks = sorted(names.items())
+    stamp = max([notetype_mod, *(c.mod for c in cards)])
+    conn, req = _collection(decks, notetype_mod, cache)
+    try:
+        ids = itertools.count(stamp * NOTE_ID_BASE)
+        notes: list[tuple[Any, ...]] = []
+        note_cards: list[tuple[Any, ...]] = []
+        for did, _ in decks:
+            for position, card in by_deck[did]:
+                fields = [card.fields.get(name, "") for name in nt.FIELDS]
+                nid = next(ids)
+                tags = _tags(card.tags)
+                notes.append(
+                    (
+                        nid,
+                        card.guid,
+                        nt.NOTETYPE_ID,
+                        card.mod,
+                        -1,
+                        tags,
+                        "\x1f".join(fields),
+                        fields[0],
+                        0,
+                        0,
+                        "",
+                    )
+                )
+                note_cards += [
+                    (next(ids), nid, did, ord_, card.mod, -1, 0, 0, position, 0, 0, 0, 0, 0, 0, 0, 0, "")
+                    for ord_ in _card_ords(req, fields)
+                ]
+        cursor = conn.cursor()
+        cursor.executemany(f"INSERT INTO notes VALUES({','.join('?' * 11)})", notes)
+        cursor.executemany(f"INSERT INTO cards VALUES({','.join('?' * 18)})", note_cards)
+        conn.commit()
+        collection = _serialize(conn)
+    finally:
+        conn.close()
+    return _zip(collection, media)
+
+
+Req = list[tuple[int, str, list[int]]]  # genanki's `req`: per template, which fields make a card
+
+
+def _collection(
+    decks: list[tuple[int, str]], notetype_mod: int, cache: Cache
+) -> tuple[sqlite3.Connection, Req]:
+    """A database holding the collection before any note: schema, decks and notetype, as
+    genanki writes them; and the notetype's `req`.
+
+    That much depends only on the decks, the notetype and genanki, so its image is kept in the
+    cache: a rebuild neither imports genanki nor runs it. Both ways the notes go into a copy
+    loaded from the image (the header's counters then come out the same).
+    """
+    conn = sqlite3.connect(":memory:")
+    if not hasattr(conn, "deserialize"):  # Python 3.10: no image to load; genanki writes each time
+        return conn, _genanki_collection(conn, decks, notetype_mod)
+    key = digest(
+        "collection",
+        code_key("outputs/deck.py", "notetype.py"),
+        library_stamp("genanki"),
+        sqlite3.sqlite_version,
+        nt.notetype_digest(),
+        notetype_mod,
+        decks,
+    )
+    cached = _cached_collection(cache.get("collection", key))
+    if cached is None:
+        req = _genanki_collection(conn, decks, notetype_mod)
+        conn.commit()
+        image = conn.serialize()  # type: ignore[attr-defined]
+        conn.close()
+        entry = {"image": base64.b64encode(image).decode(), "crc": zlib.crc32(image), "req": req}
+        cache.put("collection", key, entry)
+        conn = sqlite3.connect(":memory:")
+    else:
+        image, req = cached
+    conn.deserialize(image)  # type: ignore[attr-defined]
+    return conn, req
+
+
+def _cached_collection(hit: Any) -> tuple[bytes, Req] | None:
+    """The image and req of a cache entry; None for anything else (a damaged entry is a miss)."""
+    try:
+        image = base64.b64decode(hit["image"], validate=True)
+        req = [(int(o), str(how), [int(i) for i in fields]) for o, how, fields in hit["req"]]
+    except (TypeError, KeyError, ValueError, binascii.Error):
+        return None
+    return (image, req) if zlib.crc32(image) == hit.get("crc") else None
+
+
+def _genanki_collection(conn: sqlite3.Connection, decks: list[tuple[int, str]], notetype_mod: int) -> Req:
+    import genanki  # only a deck whose collection is not in the cache needs it
 
     class TimedModel(genanki.Model):  # type: ignore[misc]
         def to_json(self, timestamp: float, deck_id: int) -> dict[str, Any]:
             return super().to_json(notetype_mod, deck_id)
-
-    class TimedNote(genanki.Note):  # type: ignore[misc]
-        def __init__(self, mod: int, **kwargs: Any):
-            super().__init__(**kwargs)
-            self.mod = mod
-
-        def write_to_db(self, cursor, timestamp, deck_id, id_gen):  # type: ignore[no-untyped-def]
-            super().write_to_db(cursor, self.mod, deck_id, id_gen)  # the note's own time, and its cards'
-
-        def _check_invalid_html_tags_in_fields(self) -> None:
-            pass  # genanki's warning about stray tags; every field was sanitised by nh3 already
 
     model = TimedModel(
         nt.NOTETYPE_ID,
@@ -106,27 +205,47 @@ def package_bytes(cards: list[Card], notetype_mod: int, media: dict[str, Path]) 
         css=nt.css(),
         sort_field_index=0,
     )
-    decks: dict[Module, genanki.Deck] = {}
-    for position, card in enumerate(cards):
-        deck = decks.get(card.module)
-        if deck is None:
-            deck = decks[card.module] = genanki.Deck(nt.deck_id(card.module.number), deck_name(card.module))
-        fields = [card.fields.get(name, "") for name in nt.FIELDS]
-        deck.add_note(
-            TimedNote(card.mod, model=model, fields=fields, tags=card.tags, guid=card.guid, due=position)
-        )
+    module_decks = []
+    for did, name in decks:
+        module_decks.append(genanki.Deck(did, name))
+        module_decks[-1].add_model(model)  # as genanki does for a deck that holds the model's notes
     root = genanki.Deck(nt.ROOT_DECK_ID, nt.ROOT_DECK_NAME)
-    package = genanki.Package([root, *sorted(decks.values(), key=lambda d: d.deck_id)])
-    stamp = max([notetype_mod, *(c.mod for c in cards)])
+    genanki.Package([root, *module_decks]).write_to_db(conn.cursor(), notetype_mod, itertools.count())
+    return [(int(o), str(how), [int(i) for i in fields]) for o, how, fields in model._req]
+
+
+def _tags(tags: list[str]) -> str:
+    """A note's tags as genanki writes them (and as it refuses them: none may hold a space)."""
+    for tag in tags:
+        if " " in tag:
+            raise ValueError(f"tag {tag!r} contains a space")
+    return " " + " ".join(tags) + " "
+
+
+def _card_ords(req: Req, fields: list[str]) -> list[int]:
+    """The templates that make a card for these fields: genanki's rule (the notetype's `req`)."""
+    return [
+        ord_ for ord_, how, required in req if (any if how == "any" else all)(fields[i] for i in required)
+    ]
+
+
+def _serialize(conn: sqlite3.Connection) -> bytes:
+    """The in-memory database's file image."""
+    if hasattr(conn, "serialize"):
+        return conn.serialize()
+    return _file_image(conn)  # Python 3.10 has no serialize(); only the header's counters differ
+
+
+def _file_image(conn: sqlite3.Connection) -> bytes:
+    """The database copied page by page into a file, and that file's bytes."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "collection.anki2"
-        conn = sqlite3.connect(db)
+        out = sqlite3.connect(db)
         try:
-            package.write_to_db(conn.cursor(), stamp, itertools.count(stamp * NOTE_ID_BASE))
-            conn.commit()
+            conn.backup(out)
         finally:
-            conn.close()
-        return _zip(db.read_bytes(), media)
+            out.close()
+        return db.read_bytes()
 
 
 def _zip(collection: bytes, media: dict[str, Path]) -> bytes:

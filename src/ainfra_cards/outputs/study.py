@@ -70,9 +70,7 @@ class StudyOutput:
         return self.text(built).encode("utf-8")
 
     def text(self, built: Built) -> str:
-        return render_study_html(
-            built.bank, built.rendered, self.branding, built.cache, built.guid, str(self.path.resolve())
-        )
+        return render_study_html(built.bank, built.rendered, self.branding, built.cache, built.guid)
 
     def is_current(self, built: Built) -> bool:
         try:
@@ -311,12 +309,12 @@ def _page(
     ]
 
 
-def _module_stub(bank: Bank, m: Module, anchors: Anchors, titles: dict[str, str]) -> str:
+def _module_stub(m: Module, questions: list[Question], anchors: Anchors, titles: dict[str, str]) -> str:
     """A module with no README: a heading and its question list, so #mNN always exists."""
     items = "".join(
         f'<li><a href="#{anchors.question_ids[str(q.path)]}">{q.number}. '
         f"{titles[anchors.question_ids[str(q.path)]]}</a></li>"
-        for q in bank.module_questions(m)
+        for q in questions
     )
     return (
         f'<article class="doc page" id="{anchors.module_ids[m]}" data-kind="m" data-m="{anchors.module_ids[m]}">\n'
@@ -371,28 +369,30 @@ def render_study_html(
     branding: Branding = NO_BRANDING,
     cache: Cache | None = None,
     guids: Guids | None = None,
-    memo_name: str = "",
 ) -> str:
     """The whole bank as one self-contained HTML document (deterministic for a given bank).
 
     guids gives each memory point its note's GUID (from the lock): the 复习 mode keeps a card's
     progress under it, so progress follows the same identity as a learner's Anki history.
 
-    With a cache and a memo_name (the output's path), each article is kept under a hash of all
-    it is made from, in one cache entry per output: after an edit, only the edited question's
-    article is made again (and no other question's rendered pieces are even read).
+    With a cache, each article is kept under a hash of all it is made from: after an edit, only
+    the edited question's article is made again (and no other question's rendered pieces are
+    even read).
     """
     from ..cache import NO_CACHE
 
     cache = cache or NO_CACHE
     brand = branding.over(default_branding(bank))
     anchors = Anchors(bank)
-    memo = _ArticleMemo(cache, memo_name, digest(render_key(), code_key(*STUDY_CODE), anchors.by_path))
+    memo = _ArticleMemo(cache, digest(render_key(), code_key(*STUDY_CODE), anchors.by_path))
+    by_module: dict[Module, list[Question]] = {m: [] for m in bank.modules}
+    for q in bank.questions:
+        by_module.setdefault(q.module, []).append(q)
     seen_cards: set[str] = set()
     titles: dict[str, str] = {}
     questions: dict[str, str] = {}
     for m in bank.modules:  # in page order: a card id taken twice gets its item number the second time
-        for q in bank.module_questions(m):
+        for q in by_module[m]:
             aid = anchors.question_ids[str(q.path)]
             cids = _card_ids(q, seen_cards)
             note_guids = [guids(q, p) if guids else None for p in q.points]
@@ -417,14 +417,13 @@ def render_study_html(
         if page:
             articles += memo.get(("m", page.source_key, mid, m), _page, page, cache, mid, anchors, "m", m)
         else:
-            articles.append(_module_stub(bank, m, anchors, titles))
-        articles += [questions[anchors.question_ids[str(q.path)]] for q in bank.module_questions(m)]
-    memo.save()
+            articles.append(_deferred(_module_stub(m, by_module[m], anchors, titles)))
+        articles += [questions[anchors.question_ids[str(q.path)]] for q in by_module[m]]
     return fill_template(
         static_text("study.html"),
         **_page_chrome(bank, anchors, brand),
         sidebar=_sidebar(bank, anchors, titles),
-        articles="\n".join(_deferred(a) for a in articles),
+        articles="\n".join(articles),
     )
 
 
@@ -454,31 +453,25 @@ def _card_ids(q: Question, seen: set[str]) -> list[str]:
 
 
 class _ArticleMemo:
-    """The articles of the last page made for one output, each under a hash of its inputs.
+    """Each article (deferred, see _deferred) in the cache under a hash of all it is made from.
 
-    One cache entry per output (one read, one write); it holds exactly the current page's
-    articles, so it never grows. A stale or broken entry is simply not found.
+    After an edit only the edited question's article is made again, and no other question's
+    rendered pieces are even read. The build reads these entries through its cache bundle.
     """
 
-    def __init__(self, cache: Cache, name: str, stamp: str):
+    def __init__(self, cache: Cache, stamp: str):
         self.cache, self.stamp = cache, stamp
-        self.key = digest("study-articles", name) if name and cache.enabled else ""
-        old = cache.get("study", self.key) if self.key else None
-        self.old: dict[str, list[str]] = old if isinstance(old, dict) else {}
-        self.new: dict[str, list[str]] = {}
 
     def get(self, inputs: object, make: Callable[..., list[str]], *args: Any) -> list[str]:
-        """The memo's parts for these inputs, else make(*args)."""
+        """The parts made for these inputs (the article last, deferred), else make(*args)."""
         key = digest(self.stamp, inputs)
-        hit = self.old.get(key)
-        if not (isinstance(hit, list) and hit and all(isinstance(x, str) for x in hit)):
-            hit = make(*args)
-        self.new[key] = hit
-        return hit
-
-    def save(self) -> None:
-        if self.key and self.new != self.old:
-            self.cache.put("study", self.key, self.new)
+        hit = self.cache.get("article", key)
+        if isinstance(hit, list) and hit and all(isinstance(x, str) for x in hit):
+            return hit
+        parts = make(*args)
+        parts[-1] = _deferred(parts[-1])
+        self.cache.put("article", key, parts)
+        return parts
 
 
 Guids = Callable[[Question, MemoryPoint], "str | None"]
@@ -496,7 +489,7 @@ def _vendored_fsrs() -> str:
 
 
 def _render_page(page: Page, cache: Cache) -> Fragment:
-    r = FileRenderer(cache, page.source_key)
+    r = FileRenderer(cache, page.source_key, path=str(page.path))
     body = r(page.body, images=False)
     r.save()
     return body
