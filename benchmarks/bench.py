@@ -89,20 +89,24 @@ def export_notes(bank: Path, out: Path) -> None:
 
 
 def toggle(bank: Path, where: str) -> None:
-    """Change one line of question 046 (and change it back on the next call): a real edit.
+    """Edit one line of question 046 with text no build has seen yet: a real edit, which the
+    cache can only partly answer (each call replaces the previous call's marker by a new one).
 
     where="card": the first memory point's answer, so the deck, study.html and the lock change;
-    where="text": the first sentence of the explanation, so only study.html changes.
+    where="text": the first numbered item of the explanation, so only study.html changes.
     Each kind has its own marker, so alternating measurements never undo each other's edit.
     """
     path = sorted(bank.glob("05-*/046-*.md"))[0]
     head, cards = path.read_text(encoding="utf-8").split("\n## 记忆要点\n", 1)
-    marker = f"{ONE_CHANGE[:-1]}·{where}）"
     part = cards if where == "card" else head
-    if marker in part:
-        part = part.replace(marker, "", 1)
+    marker = re.compile(f"{ONE_CHANGE[:-1]}·{where}·(\\d+)）")
+    found = marker.search(part)
+    n = int(found.group(1)) + 1 if found else 1
+    new = f"{ONE_CHANGE[:-1]}·{where}·{n}）"
+    if found:
+        part = marker.sub(new, part, count=1)
     else:
-        part = re.sub(r"(\n1\. \*\*[^\n]*)", lambda m: m.group(1) + marker, part, count=1)
+        part = re.sub(r"(\n1\. \*\*[^\n]*)", lambda m: m.group(1) + new, part, count=1)
     head, cards = (head, part) if where == "card" else (part, cards)
     path.write_text(head + "\n## 记忆要点\n" + cards, encoding="utf-8")
 

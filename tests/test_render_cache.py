@@ -117,17 +117,22 @@ def test_a_build_reads_what_the_last_one_used_from_one_bundle(tmp_path):
 
 
 def test_bundled_data_reads_back_as_json_data_does(tmp_path):
-    cache = Cache(tmp_path / "c")
     data = {"t": ("a", 1, [2.5, None, True]), "s": "丙", "n": {"x": [("y",)]}}
+    as_json = json.loads(json.dumps(data))
+    cache = Cache(tmp_path / "c")
     cache.open_bundle("out")
     cache.put("parse", "k" * 16, data)
-    cache.save_bundle()
-    from_file = Cache(tmp_path / "c").get("parse", "k" * 16)
+    cache.close_bundle()  # a new bundle: the entry gets no file of its own
+    assert not (tmp_path / "c" / "parse").exists()
     bundled = Cache(tmp_path / "c")
     bundled.open_bundle("out")
-    (tmp_path / "c" / "parse").rename(tmp_path / "gone")  # only the bundle is left
-    assert bundled.get("parse", "k" * 16) == from_file == json.loads(json.dumps(data))
-    assert bundled.hits == 1
+    assert bundled.get("parse", "k" * 16) == as_json and bundled.hits == 1
+
+    read_only = Cache(tmp_path / "c")
+    read_only.open_bundle("another output")
+    read_only.put("parse", "j" * 16, data)
+    read_only.close_bundle(rebundle=False)  # no bundle written: the entry is kept as a file
+    assert Cache(tmp_path / "c").get("parse", "j" * 16) == as_json
 
 
 def test_an_edited_file_renders_only_its_edited_pieces(tmp_path, monkeypatch):
@@ -241,7 +246,7 @@ def test_a_series_of_edits_under_the_cache_builds_what_a_cold_build_does(tmp_pat
         step(cached)
         step(cold)
         assert _build(cached, tmp_path / "cache") == _build(cold, tmp_path / "c2", "--no-cache")
-    assert any((tmp_path / "cache" / "ainfra-cards" / "article").rglob("*.json"))
+    assert any((tmp_path / "cache" / "ainfra-cards" / "bundle").rglob("*.bin"))
 
 
 def _replace(path: Path, old: str, new: str) -> None:
@@ -274,6 +279,7 @@ def test_the_next_build_reads_the_lock_it_wrote_from_the_cache(tmp_path):
     bank = _bank(tmp_path)
     _build(bank, tmp_path / "cache")
     cache = Cache(tmp_path / "cache" / "ainfra-cards")
+    cache.open_bundle(str((tmp_path / "decks" / "ainfra-cards.apkg").resolve()))  # as a build does
     assert load_lock(tmp_path / "decks" / "ainfra-cards.lock.yaml", cache) is not None
     assert (cache.hits, cache.misses) == (1, 0)
 

@@ -333,6 +333,7 @@ def _render_in_parallel(page: Rendered, todo: list[Question], progress: Progress
 
 def _render_chunk(paths: list[str]) -> list[RenderedQuestion]:
     assert _WORKER_PAGE is not None
+    _WORKER_PAGE.cache.detach()  # this process's entries go to files; the parent keeps the bundle
     by_path = {str(q.path): q for q in _WORKER_PAGE.bank.questions}
     return [render_question(by_path[p], _WORKER_PAGE.cache) for p in paths]
 
@@ -429,8 +430,9 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
             result.stale = stale_outputs(outputs, built)
         elif writes:
             result.written = write_outputs(outputs, built, cache)
-            cache.save_bundle()
+            cache.close_bundle()
             cache.sweep()
+        cache.close_bundle(rebundle=False)  # a read-only run keeps its entries, not a bundle
     return result
 
 
@@ -445,7 +447,7 @@ def run_html(
     cache.open_bundle(str(target.resolve()))
     page = render_bank(questions, cache)
     write_outputs([StudyOutput(target, full)], page, page.cache)  # type: ignore[arg-type]
-    cache.save_bundle()
+    cache.close_bundle()
     return target, len(page.bank.questions), problems.warnings + page.warnings
 
 

@@ -65,6 +65,8 @@ class Cache:
         self._bundle_path: Path | None = None  # set by open_bundle()
         self._bundled: dict[str, bytes] = {}  # "kind/key" -> marshalled data, as the bundle was read
         self._used: dict[str, bytes] = {}  # the entries this build read or wrote, for the next bundle
+        self._pending: set[str] = set()  # entries written while bundling: files only if no new bundle
+        self._folders: set[Path] = set()  # folders known to exist (a mkdir costs a millisecond)
 
     @classmethod
     def default(cls) -> Cache:
@@ -117,18 +119,26 @@ class Cache:
         bundle takes it as it is."""
         if self.root is None:
             return
-        path = self._path(kind, key)
+        if self._bundle_path is not None and kind not in UNBUNDLED:
+            name = f"{kind}/{key}"
+            try:
+                self._used[name] = marshal.dumps(data if plain else _as_json_reads(data))
+            except (TypeError, ValueError):  # not JSON data (a hand-written lock with a date in it)
+                return
+            self._pending.add(name)  # written when the bundle is closed (see close_bundle)
+            return
+        self._write_entry(kind, key, data)
+
+    def _write_entry(self, kind: str, key: str, data: Any) -> None:
         try:
             text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": data}, ensure_ascii=False)
         except (TypeError, ValueError):  # not JSON data (a hand-written lock with a date in it)
             return
-        if self._bundle_path is not None and kind not in UNBUNDLED:
-            self._used[f"{kind}/{key}"] = marshal.dumps(data if plain else _as_json_reads(data))
-        self._write(path, text.encode("utf-8"))
+        self._write(self._path(kind, key), text.encode("utf-8"))
 
     def open_bundle(self, name: str) -> None:
         """Read the bundle of the last build named `name` (an output's path); from now on every
-        entry read or written is also kept for the next bundle (see save_bundle)."""
+        entry read or written is also kept for the next bundle (see close_bundle)."""
         if self.root is None:
             return
         self._bundle_path = self._path("bundle", digest_name(name)).with_suffix(".bin")
@@ -143,23 +153,40 @@ class Cache:
                     self._bundled = entries
                     self._keep_alive(self._bundle_path)
 
-    def save_bundle(self) -> None:
-        """Write the entries this build used as the next build's bundle, if enough changed.
+    def close_bundle(self, rebundle: bool = True) -> None:
+        """Stop bundling: write what this build used as the next build's bundle, if enough
+        changed (and rebundle); else write the entries this build made as files of their own.
 
         Every bundled entry is named by what it holds, so a bundle a few edits old is still
-        right: it only lacks the newest entries, which are then read from their own files."""
+        right: it only lacks the newest entries, which are then read from their own files.
+        An entry that went into a new bundle gets no file: a first build writes one file, not
+        a thousand (each costs a millisecond or two on some file systems)."""
         if self._bundle_path is None:
             return
-        new = sum(1 for name in self._used if name not in self._bundled)
-        unused = sum(1 for name in self._bundled if name not in self._used)
-        if new <= REBUNDLE_SHARE * len(self._used) and unused <= REBUNDLE_SHARE * len(self._bundled):
-            return
-        body = marshal.dumps(self._used)
-        self._write(self._bundle_path, BUNDLE_MAGIC + b"%d\n\n" % zlib.crc32(body) + body)
+        path, self._bundle_path = self._bundle_path, None
+        pending, used, self._pending, self._used = self._pending, self._used, set(), {}
+        new = sum(1 for name in used if name not in self._bundled)
+        unused = sum(1 for name in self._bundled if name not in used)
+        changed = new > REBUNDLE_SHARE * len(used) or unused > REBUNDLE_SHARE * len(self._bundled)
+        self._bundled = {}
+        if rebundle and changed:
+            body = marshal.dumps(used)
+            if self._write(path, BUNDLE_MAGIC + b"%d\n\n" % zlib.crc32(body) + body):
+                return
+        for name in sorted(pending):
+            kind, key = name.split("/", 1)
+            self._write_entry(kind, key, marshal.loads(used[name]))
 
-    def _write(self, path: Path, data: bytes) -> None:
-        with contextlib.suppress(OSError):  # a cache that cannot be written is no cache, not an error
-            path.parent.mkdir(parents=True, exist_ok=True)
+    def detach(self) -> None:
+        """Forget the bundle without writing anything (a forked worker: its parent writes it)."""
+        self._bundle_path, self._bundled, self._used, self._pending = None, {}, {}, set()
+
+    def _write(self, path: Path, data: bytes) -> bool:
+        """Write a file atomically; False if it could not be (no cache, not an error)."""
+        try:
+            if path.parent not in self._folders:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._folders.add(path.parent)
             fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
             try:
                 with os.fdopen(fd, "wb") as f:
@@ -168,6 +195,9 @@ class Cache:
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
+        except OSError:
+            return False
+        return True
 
     def sweep(self, now: float | None = None) -> int:
         """Remove old entries, if the last sweep was over a day ago; return how many went."""
