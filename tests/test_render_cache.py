@@ -141,6 +141,7 @@ def test_an_edited_file_renders_only_its_edited_pieces(tmp_path, monkeypatch):
 
     bank = _bank(tmp_path / "a")
     _build(bank, tmp_path / "cache")
+    _build(bank, tmp_path / "cache")  # nothing changed: it reads no rendered piece, and must keep them
     _replace(bank / "01-基础/001-a.md", "丙 **粗体**", "丁 **斜体**")
     rendered: list[str] = []
     real = render_mod.render_fragment

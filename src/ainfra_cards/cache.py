@@ -154,23 +154,26 @@ class Cache:
                     self._keep_alive(self._bundle_path)
 
     def close_bundle(self, rebundle: bool = True) -> None:
-        """Stop bundling: write what this build used as the next build's bundle, if enough
-        changed (and rebundle); else write the entries this build made as files of their own.
+        """Stop bundling: write the next bundle if enough changed (and rebundle); else write the
+        entries this build made as files of their own.
 
-        Every bundled entry is named by what it holds, so a bundle a few edits old is still
-        right: it only lacks the newest entries, which are then read from their own files.
+        The next bundle holds what this build used, and, of the kinds of entry it used none of,
+        what the last bundle held: a build that changed nothing reads no rendered piece, and
+        must not drop them. Every bundled entry is named by what it holds, so a bundle a few
+        edits old is still right: it only lacks the newest entries, read from their own files.
         An entry that went into a new bundle gets no file: a first build writes one file, not
         a thousand (each costs a millisecond or two on some file systems)."""
         if self._bundle_path is None:
             return
         path, self._bundle_path = self._bundle_path, None
-        pending, used, self._pending, self._used = self._pending, self._used, set(), {}
-        new = sum(1 for name in used if name not in self._bundled)
-        unused = sum(1 for name in self._bundled if name not in used)
-        changed = new > REBUNDLE_SHARE * len(used) or unused > REBUNDLE_SHARE * len(self._bundled)
-        self._bundled = {}
-        if rebundle and changed:
-            body = marshal.dumps(used)
+        old, pending, used = self._bundled, self._pending, self._used
+        self._bundled, self._pending, self._used = {}, set(), {}
+        kinds = {name.split("/", 1)[0] for name in used}
+        kept = {name: packed for name, packed in old.items() if name.split("/", 1)[0] not in kinds}
+        new = sum(1 for name in used if name not in old)
+        dropped = sum(1 for name in old if name not in used and name not in kept)
+        if rebundle and (new > REBUNDLE_SHARE * len(used) or dropped > REBUNDLE_SHARE * len(old)):
+            body = marshal.dumps({**kept, **used})
             if self._write(path, BUNDLE_MAGIC + b"%d\n\n" % zlib.crc32(body) + body):
                 return
         for name in sorted(pending):

@@ -317,7 +317,7 @@
   var timer = null;
   $("search").addEventListener("input", function () {
     clearTimeout(timer);
-    timer = setTimeout(function () { runSearch(true); }, 120);
+    timer = setTimeout(function () { runSearch(true); }, 50);
   });
   $("search").addEventListener("keydown", function (e) {
     if (e.key === "Escape") { $("search").value = ""; runSearch(false); $("search").blur(); }
