@@ -18,6 +18,7 @@ import sqlite3
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,34 +105,34 @@ def package_bytes(
     conn, req = _collection(decks, notetype_mod, cache)
     try:
         ids = itertools.count(stamp * NOTE_ID_BASE)
-        notes: list[tuple[Any, ...]] = []
         note_cards: list[tuple[Any, ...]] = []
-        for did, _ in decks:
-            for position, card in by_deck[did]:
-                fields = [card.fields.get(name, "") for name in nt.FIELDS]
-                nid = next(ids)
-                tags = _tags(card.tags)
-                notes.append(
-                    (
+
+        def notes() -> Iterator[tuple[Any, ...]]:  # made one by one: the joined fields are most of a deck
+            for did, _ in decks:
+                for position, card in by_deck[did]:
+                    fields = [card.fields.get(name, "") for name in nt.FIELDS]
+                    nid = next(ids)
+                    flds = "\x1f".join(fields)
+                    note_cards.extend(
+                        (next(ids), nid, did, ord_, card.mod, -1, 0, 0, position, 0, 0, 0, 0, 0, 0, 0, 0, "")
+                        for ord_ in _card_ords(req, fields)
+                    )
+                    yield (
                         nid,
                         card.guid,
                         nt.NOTETYPE_ID,
                         card.mod,
                         -1,
-                        tags,
-                        "\x1f".join(fields),
+                        _tags(card.tags),
+                        flds,
                         fields[0],
                         0,
                         0,
                         "",
                     )
-                )
-                note_cards += [
-                    (next(ids), nid, did, ord_, card.mod, -1, 0, 0, position, 0, 0, 0, 0, 0, 0, 0, 0, "")
-                    for ord_ in _card_ords(req, fields)
-                ]
+
         cursor = conn.cursor()
-        cursor.executemany(f"INSERT INTO notes VALUES({','.join('?' * 11)})", notes)
+        cursor.executemany(f"INSERT INTO notes VALUES({','.join('?' * 11)})", notes())
         cursor.executemany(f"INSERT INTO cards VALUES({','.join('?' * 18)})", note_cards)
         conn.commit()
         collection = _serialize(conn)
