@@ -13,10 +13,12 @@ locks' data only the newest few are kept. A removed entry only costs a later mis
 
 A build also keeps a bundle: one file holding every entry that build used (read or written),
 named after the output it builds. The next build of that output reads the bundle once instead
-of a thousand small files; what the bundle lacks is looked up entry by entry as before. Entries
-in the bundle are stored as plain JSON data would be read back (tuples as lists), each
-unpacked afresh on every read, so the bundle can change neither what a build reads nor what it
-makes. A bundle that is damaged, truncated or written by another Python is ignored whole.
+of a thousand small files; what the bundle lacks is looked up entry by entry as before. An
+entry made while bundling is written as a file of its own only if no new bundle takes it (see
+close_bundle). Entries in the bundle are stored as plain JSON data would be read back (tuples
+as lists), each unpacked afresh on every read, so the bundle can change neither what a build
+reads nor what it makes. A bundle that is damaged, truncated or written by another Python is
+ignored whole.
 """
 
 from __future__ import annotations
