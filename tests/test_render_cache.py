@@ -116,6 +116,30 @@ def test_a_build_reads_what_the_last_one_used_from_one_bundle(tmp_path):
     assert calls == []
 
 
+@pytest.mark.parametrize(
+    "command", [["build", "--module", "01"], ["html", "--output", "elsewhere/page.html"]]
+)
+def test_a_module_deck_or_the_page_alone_reads_the_whole_decks_bundle(tmp_path, command, monkeypatch):
+    """Entries in a bundle have no file of their own: another output of the same bank reads
+    them from the bank's whole-deck bundle instead of parsing and rendering the bank again."""
+    import ainfra_cards.render as render_mod
+
+    bank = _bank(tmp_path)
+    _build(bank, tmp_path / "cache")
+    for entry in (tmp_path / "cache").rglob("*.json"):
+        if entry.parent.parent.name != "output":
+            entry.unlink()
+    calls: list[str] = []
+    real = render_mod._markdown
+    monkeypatch.setattr(render_mod, "_markdown", lambda text: calls.append(text) or real(text))
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "SOURCE_DATE_EPOCH": "1800000000"}
+    args = [*command[:1], "--questions", str(bank), *command[1:]]
+    args = [a if a != "elsewhere/page.html" else str(tmp_path / a) for a in args]
+    result = CliRunner(env=env).invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert calls == []
+
+
 def test_bundled_data_reads_back_as_json_data_does(tmp_path):
     data = {"t": ("a", 1, [2.5, None, True]), "s": "丙", "n": {"x": [("y",)]}}
     as_json = json.loads(json.dumps(data))

@@ -415,7 +415,8 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
     """Plan the build, then write its outputs, or (mode 'check') compare them with the files."""
     paths = Paths.default(request.questions, request.output, request.lock, request.modules)
     cache = Cache.default() if request.use_cache else NO_CACHE
-    cache.open_bundle(str(paths.deck.resolve()))  # what the last build of this deck used, in one read
+    # what the last build of this deck used, in one read (else what the bank's whole deck used)
+    cache.open_bundle(str(paths.deck.resolve()), str(Paths.default(request.questions).deck.resolve()))
     problems = Collector()
     branding = load_branding(request.questions, problems, request.branding)
     writes = request.mode == "write"  # read-only runs take no lock and create nothing
@@ -444,7 +445,7 @@ def run_html(
     target = output or questions.resolve().parent / "decks" / STUDY_FILE
     full = load_branding(questions, problems, branding)
     cache = Cache.default() if use_cache else NO_CACHE
-    cache.open_bundle(str(target.resolve()))
+    cache.open_bundle(str(target.resolve()), str(Paths.default(questions).deck.resolve()))
     page = render_bank(questions, cache)
     write_outputs([StudyOutput(target, full)], page, page.cache)  # type: ignore[arg-type]
     cache.close_bundle()

@@ -68,6 +68,7 @@ class Cache:
         self._bundled: dict[str, bytes] = {}  # "kind/key" -> marshalled data, as the bundle was read
         self._used: dict[str, bytes] = {}  # the entries this build read or wrote, for the next bundle
         self._pending: set[str] = set()  # entries written while bundling: files only if no new bundle
+        self._fallback: dict[str, bytes] = {}  # another output's bundle, read when this one lacks an entry
         self._folders: set[Path] = set()  # folders known to exist (a mkdir costs a millisecond)
 
     @classmethod
@@ -87,7 +88,7 @@ class Cache:
             return None
         if self._bundle_path is not None and kind not in UNBUNDLED:
             name = f"{kind}/{key}"
-            packed = self._bundled.get(name)
+            packed = self._bundled.get(name) or self._fallback.get(name)
             if packed is not None:
                 with contextlib.suppress(ValueError, EOFError, TypeError):  # a broken entry is a miss
                     data = marshal.loads(packed)
@@ -138,22 +139,35 @@ class Cache:
             return
         self._write(self._path(kind, key), text.encode("utf-8"))
 
-    def open_bundle(self, name: str) -> None:
+    def open_bundle(self, name: str, fallback: str | None = None) -> None:
         """Read the bundle of the last build named `name` (an output's path); from now on every
-        entry read or written is also kept for the next bundle (see close_bundle)."""
+        entry read or written is also kept for the next bundle (see close_bundle).
+
+        fallback names another output's bundle to read entries from when this one lacks them
+        (a module's deck, or study.html alone, from the bank's whole deck): entries that went
+        into a bundle have no file of their own."""
         if self.root is None:
             return
-        self._bundle_path = self._path("bundle", digest_name(name)).with_suffix(".bin")
-        self._bundled, self._used = {}, {}
+        self._bundle_path = self._bundle_file(name)
+        self._bundled, self._used = self._read_bundle(self._bundle_path), {}
+        if fallback is not None and fallback != name:
+            self._fallback = self._read_bundle(self._bundle_file(fallback))
+
+    def _bundle_file(self, name: str) -> Path:
+        return self._path("bundle", digest_name(name)).with_suffix(".bin")
+
+    def _read_bundle(self, path: Path) -> dict[str, bytes]:
+        """A bundle's entries; {} for a missing, damaged, truncated or foreign one."""
         with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
-            raw = self._bundle_path.read_bytes()
+            raw = path.read_bytes()
             head, sep, body = raw.partition(b"\n\n")
             magic, _, crc = head.rpartition(b"\n")
             if sep and magic + b"\n" == BUNDLE_MAGIC and int(crc) == zlib.crc32(body):
                 entries = marshal.loads(body)
-                if isinstance(entries, dict):
-                    self._bundled = entries
-                    self._keep_alive(self._bundle_path)
+                if isinstance(entries, dict) and all(isinstance(v, bytes) for v in entries.values()):
+                    self._keep_alive(path)
+                    return entries
+        return {}
 
     def close_bundle(self, rebundle: bool = True) -> None:
         """Stop bundling: write the next bundle if enough changed (and rebundle); else write the
@@ -169,7 +183,7 @@ class Cache:
             return
         path, self._bundle_path = self._bundle_path, None
         old, pending, used = self._bundled, self._pending, self._used
-        self._bundled, self._pending, self._used = {}, set(), {}
+        self._bundled, self._pending, self._used, self._fallback = {}, set(), {}, {}
         kinds = {name.split("/", 1)[0] for name in used}
         kept = {name: packed for name, packed in old.items() if name.split("/", 1)[0] not in kinds}
         new = sum(1 for name in used if name not in old)
@@ -184,7 +198,7 @@ class Cache:
 
     def detach(self) -> None:
         """Forget the bundle without writing anything (a forked worker: its parent writes it)."""
-        self._bundle_path, self._bundled, self._used, self._pending = None, {}, {}, set()
+        self._bundle_path, self._bundled, self._used, self._pending, self._fallback = None, {}, {}, set(), {}
 
     def _write(self, path: Path, data: bytes) -> bool:
         """Write a file atomically; False if it could not be (no cache, not an error)."""
