@@ -146,6 +146,7 @@ def test_bundled_data_reads_back_as_json_data_does(tmp_path):
     cache = Cache(tmp_path / "c")
     cache.open_bundle("out")
     cache.put("parse", "k" * 16, data)
+    assert cache.get("parse", "k" * 16) == as_json  # what this build wrote, before any file exists
     cache.close_bundle()  # a new bundle: the entry gets no file of its own
     assert not (tmp_path / "c" / "parse").exists()
     bundled = Cache(tmp_path / "c")

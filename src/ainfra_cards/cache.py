@@ -24,6 +24,7 @@ ignored whole.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import marshal
 import os
@@ -88,7 +89,7 @@ class Cache:
             return None
         if self._bundle_path is not None and kind not in UNBUNDLED:
             name = f"{kind}/{key}"
-            packed = self._bundled.get(name) or self._fallback.get(name)
+            packed = self._used.get(name) or self._bundled.get(name) or self._fallback.get(name)
             if packed is not None:
                 with contextlib.suppress(ValueError, EOFError, TypeError):  # a broken entry is a miss
                     data = marshal.loads(packed)
@@ -247,8 +248,6 @@ class Cache:
 
 
 def digest_name(name: str) -> str:
-    import hashlib
-
     return hashlib.sha256(name.encode("utf-8")).hexdigest()
 
 
