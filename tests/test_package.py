@@ -27,7 +27,7 @@ from ainfra_cards import notetype as nt
 from ainfra_cards.build import Paths, plan
 from ainfra_cards.cache import NO_CACHE, Cache
 from ainfra_cards.outputs import deck as deck_mod
-from ainfra_cards.outputs.deck import NOTE_ID_BASE, DeckOutput, deck_name, package_bytes
+from ainfra_cards.outputs.deck import NOTE_ID_BASE, DeckOutput, deck_name, genanki_model, package_bytes
 
 TABLES = ("col", "notes", "cards", "revlog", "graves")
 
@@ -46,10 +46,6 @@ def _bank(root: Path) -> Path:
 def _genanki_package(cards: list[Any], notetype_mod: int) -> bytes:
     """The collection as genanki writes it note by note (what this tool did before batching)."""
 
-    class TimedModel(genanki.Model):  # type: ignore[misc]
-        def to_json(self, timestamp: float, deck_id: int) -> dict[str, Any]:
-            return super().to_json(notetype_mod, deck_id)
-
     class TimedNote(genanki.Note):  # type: ignore[misc]
         def __init__(self, mod: int, **kwargs: Any):
             super().__init__(**kwargs)
@@ -58,14 +54,7 @@ def _genanki_package(cards: list[Any], notetype_mod: int) -> bytes:
         def write_to_db(self, cursor, timestamp, deck_id, id_gen):  # type: ignore[no-untyped-def]
             super().write_to_db(cursor, self.mod, deck_id, id_gen)
 
-    model = TimedModel(
-        nt.NOTETYPE_ID,
-        nt.NOTETYPE_NAME,
-        fields=[{"name": f} for f in nt.FIELDS],
-        templates=nt.templates(),
-        css=nt.css(),
-        sort_field_index=0,
-    )
+    model = genanki_model(notetype_mod)  # the notetype as this tool hands it to genanki
     decks: dict[int, genanki.Deck] = {}
     for position, card in enumerate(cards):
         did = nt.deck_id(card.module.number)

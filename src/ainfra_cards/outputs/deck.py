@@ -168,15 +168,14 @@ def _collection(
     )
     cached = _cached_collection(cache.get("collection", key))
     if cached is None:
-        req = _genanki_collection(conn, decks, notetype_mod)
-        conn.commit()
-        image = conn.serialize()  # type: ignore[attr-defined]
-        conn.close()
-        entry = {"image": base64.b64encode(image).decode(), "crc": zlib.crc32(image), "req": req}
-        cache.put("collection", key, entry)
-        conn = sqlite3.connect(":memory:")
-    else:
+        cached = _collection_image(decks, notetype_mod)
         image, req = cached
+        cache.put(
+            "collection",
+            key,
+            {"image": base64.b64encode(image).decode(), "crc": zlib.crc32(image), "req": req},
+        )
+    image, req = cached
     conn.deserialize(image)  # type: ignore[attr-defined]
     return conn, req
 
@@ -185,20 +184,36 @@ def _cached_collection(hit: Any) -> tuple[bytes, Req] | None:
     """The image and req of a cache entry; None for anything else (a damaged entry is a miss)."""
     try:
         image = base64.b64decode(hit["image"], validate=True)
-        req = [(int(o), str(how), [int(i) for i in fields]) for o, how, fields in hit["req"]]
+        req = _plain_req(hit["req"])
     except (TypeError, KeyError, ValueError, binascii.Error):
         return None
     return (image, req) if zlib.crc32(image) == hit.get("crc") else None
 
 
-def _genanki_collection(conn: sqlite3.Connection, decks: list[tuple[int, str]], notetype_mod: int) -> Req:
+def _collection_image(decks: list[tuple[int, str]], notetype_mod: int) -> tuple[bytes, Req]:
+    """The file image of the collection genanki writes before any note, and the notetype's req."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        req = _genanki_collection(conn, decks, notetype_mod)
+        conn.commit()
+        return conn.serialize(), req  # type: ignore[attr-defined]
+    finally:
+        conn.close()
+
+
+def _plain_req(req: Any) -> Req:
+    return [(int(o), str(how), [int(i) for i in fields]) for o, how, fields in req]
+
+
+def genanki_model(notetype_mod: int) -> Any:
+    """The notetype as a genanki Model that carries its own modification time, not the build's."""
     import genanki  # only a deck whose collection is not in the cache needs it
 
     class TimedModel(genanki.Model):  # type: ignore[misc]
         def to_json(self, timestamp: float, deck_id: int) -> dict[str, Any]:
             return super().to_json(notetype_mod, deck_id)
 
-    model = TimedModel(
+    return TimedModel(
         nt.NOTETYPE_ID,
         nt.NOTETYPE_NAME,
         fields=[{"name": f} for f in nt.FIELDS],
@@ -206,13 +221,19 @@ def _genanki_collection(conn: sqlite3.Connection, decks: list[tuple[int, str]], 
         css=nt.css(),
         sort_field_index=0,
     )
+
+
+def _genanki_collection(conn: sqlite3.Connection, decks: list[tuple[int, str]], notetype_mod: int) -> Req:
+    import genanki
+
+    model = genanki_model(notetype_mod)
     module_decks = []
     for did, name in decks:
         module_decks.append(genanki.Deck(did, name))
         module_decks[-1].add_model(model)  # as genanki does for a deck that holds the model's notes
     root = genanki.Deck(nt.ROOT_DECK_ID, nt.ROOT_DECK_NAME)
     genanki.Package([root, *module_decks]).write_to_db(conn.cursor(), notetype_mod, itertools.count())
-    return [(int(o), str(how), [int(i) for i in fields]) for o, how, fields in model._req]
+    return _plain_req(model._req)
 
 
 def _tags(tags: list[str]) -> str:
