@@ -20,7 +20,7 @@ from .media import find_images
 from .model import Bank, MemoryPoint, Module, Page, Question
 from .parse import H1_RE, module_of, parse_question
 from .sources import MODULE_DIR_RE, SourceFile, list_bank
-from .util import code_key, digest, text_key
+from .util import code_key, digest
 
 # progress(items, total, label) yields items while showing progress (the CLI draws a bar).
 Progress = Callable[[Iterable[Any], int, str], Iterable[Any]]
@@ -61,7 +61,7 @@ PARSE_CODE = ("sources.py", "parse.py", "items.py", "markup.py", "model.py")
 
 def _question(src: SourceFile, problems: Collector, root: Path, cache: Cache) -> Question | None:
     """Parse one question file, or read it back from the cache if this very text was parsed."""
-    source_key = text_key(str(src.path), src.text)
+    source_key = src.source_key
     key = digest(
         code_key(*PARSE_CODE),
         source_key,
@@ -122,7 +122,7 @@ def _question_from_data(data: dict[str, Any]) -> Question:
 def _page(src: SourceFile) -> Page:
     first = next((ln for ln in src.text.split("\n") if ln.strip()), "")
     m = H1_RE.match(first) if first.startswith("# ") else None
-    return Page(src.path, m.group(1) if m else src.path.stem, src.text, text_key(str(src.path), src.text))
+    return Page(src.path, m.group(1) if m else src.path.stem, src.text, src.source_key)
 
 
 def _page_order(page: Page) -> tuple[int, str]:

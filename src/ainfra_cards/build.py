@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Literal
 
 from . import notetype as nt
@@ -308,12 +309,9 @@ def _render_in_parallel(page: Rendered, todo: list[Question], progress: Progress
     so on a cold build two processes nearly halve it. Forked workers share the parsed bank;
     each sends back its RenderedQuestions (plain strings) and writes its own cache entries.
     """
-    import multiprocessing as mp
-    import os
-
     global _WORKER_PAGE
     workers = min(len(todo) // PARALLEL_MIN_QUESTIONS, os.cpu_count() or 1, MAX_WORKERS)
-    if workers < 2 or "fork" not in mp.get_all_start_methods():
+    if workers < 2 or "fork" not in _multiprocessing().get_all_start_methods():
         items: Iterable[Question] = todo
         if progress is not None and todo:
             items = progress(todo, len(todo), "Rendering        ")
@@ -323,12 +321,18 @@ def _render_in_parallel(page: Rendered, todo: list[Question], progress: Progress
     chunks = [todo[i::workers] for i in range(workers)]
     _WORKER_PAGE = page
     try:
-        with mp.get_context("fork").Pool(workers) as pool:
+        with _multiprocessing().get_context("fork").Pool(workers) as pool:
             results = pool.map(_render_chunk, [[str(q.path) for q in chunk] for chunk in chunks])
     finally:
         _WORKER_PAGE = None
     for chunk, rendered in zip(chunks, results, strict=True):
         page._memo.update(zip((str(q.path) for q in chunk), rendered, strict=True))
+
+
+def _multiprocessing() -> ModuleType:
+    import multiprocessing  # only when rendering is split: importing it costs 15 ms
+
+    return multiprocessing
 
 
 def _render_chunk(paths: list[str]) -> list[RenderedQuestion]:

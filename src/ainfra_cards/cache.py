@@ -49,8 +49,11 @@ UNBUNDLED = {"output", "render-last"}
 # it went unused): after one edit the next build reads its few new entries one by one instead.
 REBUNDLE_SHARE = 0.05
 BUNDLE_MAGIC = (
-    b"ainfra-cards cache bundle 1 " + sys.implementation.cache_tag.encode() + b" %d\n" % marshal.version
+    b"ainfra-cards cache bundle 2 " + sys.implementation.cache_tag.encode() + b" %d\n" % marshal.version
 )
+
+
+Packed = bytes | memoryview  # an entry's marshalled data (a view into the bundle file it came from)
 
 
 def default_cache_dir() -> Path:
@@ -66,10 +69,10 @@ class Cache:
         self.hits = 0
         self.misses = 0
         self._bundle_path: Path | None = None  # set by open_bundle()
-        self._bundled: dict[str, bytes] = {}  # "kind/key" -> marshalled data, as the bundle was read
-        self._used: dict[str, bytes] = {}  # the entries this build read or wrote, for the next bundle
+        self._bundled: dict[str, Packed] = {}  # "kind/key" -> marshalled data, as the bundle was read
+        self._used: dict[str, Packed] = {}  # the entries this build read or wrote, for the next bundle
         self._pending: set[str] = set()  # entries written while bundling: files only if no new bundle
-        self._fallback: dict[str, bytes] = {}  # another output's bundle, read when this one lacks an entry
+        self._fallback: dict[str, Packed] = {}  # another output's bundle, read when this one lacks an entry
         self._folders: set[Path] = set()  # folders known to exist (a mkdir costs a millisecond)
 
     @classmethod
@@ -157,18 +160,40 @@ class Cache:
     def _bundle_file(self, name: str) -> Path:
         return self._path("bundle", digest_name(name)).with_suffix(".bin")
 
-    def _read_bundle(self, path: Path) -> dict[str, bytes]:
-        """A bundle's entries; {} for a missing, damaged, truncated or foreign one."""
+    def _read_bundle(self, path: Path) -> dict[str, Packed]:
+        """A bundle's entries; {} for a missing, damaged, truncated or foreign one.
+
+        A bundle is BUNDLE_MAGIC, a line "<index length> <crc of the rest>", the index (name ->
+        offset and length, marshalled), then the entries one after another. Each entry is read
+        in place (a view of the file's bytes): the file is not copied again."""
         with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
             raw = path.read_bytes()
-            head, sep, body = raw.partition(b"\n\n")
-            magic, _, crc = head.rpartition(b"\n")
-            if sep and magic + b"\n" == BUNDLE_MAGIC and int(crc) == zlib.crc32(body):
-                entries = marshal.loads(body)
-                if isinstance(entries, dict) and all(isinstance(v, bytes) for v in entries.values()):
-                    self._keep_alive(path)
-                    return entries
+            if not raw.startswith(BUNDLE_MAGIC):
+                return {}
+            start = raw.index(b"\n", len(BUNDLE_MAGIC)) + 1
+            size, crc = map(int, raw[len(BUNDLE_MAGIC) : start].split())
+            rest = memoryview(raw)[start:]
+            if zlib.crc32(rest) != crc:
+                return {}
+            index, data = marshal.loads(rest[:size]), rest[size:]
+            if isinstance(index, dict) and all(
+                isinstance(name, str) and type(at) is tuple and len(at) == 2 and at[0] + at[1] <= len(data)
+                for name, at in index.items()
+            ):
+                self._keep_alive(path)
+                return {name: data[offset : offset + length] for name, (offset, length) in index.items()}
         return {}
+
+    @staticmethod
+    def _bundle_bytes(entries: dict[str, Packed]) -> bytes:
+        """The bytes _read_bundle() reads these entries back from."""
+        index, offset = {}, 0
+        for name, packed in entries.items():
+            index[name] = (offset, len(packed))
+            offset += len(packed)
+        head = marshal.dumps(index)
+        rest = b"".join([head, *entries.values()])
+        return BUNDLE_MAGIC + b"%d %d\n" % (len(head), zlib.crc32(rest)) + rest
 
     def close_bundle(self, rebundle: bool = True) -> None:
         """Stop bundling: write the next bundle if enough changed (and rebundle); else write the
@@ -189,10 +214,9 @@ class Cache:
         kept = {name: packed for name, packed in old.items() if name.split("/", 1)[0] not in kinds}
         new = sum(1 for name in used if name not in old)
         dropped = sum(1 for name in old if name not in used and name not in kept)
-        if rebundle and (new > REBUNDLE_SHARE * len(used) or dropped > REBUNDLE_SHARE * len(old)):
-            body = marshal.dumps({**kept, **used})
-            if self._write(path, BUNDLE_MAGIC + b"%d\n\n" % zlib.crc32(body) + body):
-                return
+        changed = new > REBUNDLE_SHARE * len(used) or dropped > REBUNDLE_SHARE * len(old)
+        if rebundle and changed and self._write(path, self._bundle_bytes({**kept, **used})):
+            return
         for name in sorted(pending):
             kind, key = name.split("/", 1)
             self._write_entry(kind, key, marshal.loads(used[name]))

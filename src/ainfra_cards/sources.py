@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .errors import Collector, yaml_problem
+from .util import text_key
 
 MODULE_DIR_RE = re.compile(r"^(\d{1,3})-(.+)$")
 QUESTION_FILE_RE = re.compile(r"^(\d{1,4})(?:-(.+))?\.md$")
@@ -28,6 +30,11 @@ class SourceFile:
     number: int | None = None  # for question files
     module_dir: str | None = None  # for files inside a module folder
     front_lines: dict[str, int] = field(default_factory=dict)  # front-matter key -> its file line
+    source_key: str = ""  # text_key(path, text): names what is cached of this file
+
+    def __post_init__(self) -> None:
+        if not self.source_key:
+            self.source_key = text_key(str(self.path), self.text)
 
 
 @dataclass
@@ -41,6 +48,12 @@ class Listing:
 
 def read_text(abspath: Path, rel: str, problems: Collector) -> str | None:
     """Read a file as UTF-8 (BOM allowed), normalise line ends; report what stops that."""
+    read = read_source(abspath, rel, problems)
+    return None if read is None else read[1]
+
+
+def read_source(abspath: Path, rel: str, problems: Collector) -> tuple[bytes, str] | None:
+    """A file's bytes, and its text as read_text() gives it; None when it cannot be read."""
     try:
         size = abspath.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -69,7 +82,13 @@ def read_text(abspath: Path, rel: str, problems: Collector) -> str | None:
             "re-save the file as UTF-8, e.g. `iconv -f GBK -t UTF-8`",
         )
         return None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return raw, text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _verbatim(raw: bytes) -> bool:
+    """Whether read_source's text is raw decoded as it is (no BOM, no CR): then raw is its
+    UTF-8, and hashing raw spares encoding the text again."""
+    return not raw.startswith(codecs.BOM_UTF8) and b"\r" not in raw
 
 
 def split_front_matter(text: str, rel: str, problems: Collector) -> tuple[dict[str, Any], str, int]:
@@ -151,11 +170,20 @@ def list_bank(root: Path, problems: Collector) -> Listing:
         kind = _classify(rel, problems)
         if kind is None:
             continue
-        text = read_text(p, str(rel), problems)
-        if text is None:
+        read = read_source(p, str(rel), problems)
+        if read is None:
             continue
+        raw, text = read
         front, body, body_line = split_front_matter(text, str(rel), problems)
-        src = SourceFile(rel, p, body, body_line, front, front_lines=front_key_lines(text, body_line))
+        src = SourceFile(
+            rel,
+            p,
+            body,
+            body_line,
+            front,
+            front_lines=front_key_lines(text, body_line) if front else {},
+            source_key=text_key(str(rel), raw if body is text and _verbatim(raw) else body),
+        )
         if kind == "question":
             m = QUESTION_FILE_RE.match(rel.name)
             assert m is not None

@@ -7,11 +7,19 @@ an app) is one more class here and one more entry in build.outputs_for().
 
 Writing skips an output whose fingerprint and file are what the last build recorded (no render
 at all), and never rewrites a file whose bytes would not change.
+
+Files are written by one background thread, in the list's order, while the next output renders:
+writing and syncing wait on the disk, and an output may leave byte work that needs no bank
+(the deck's deflating) to that thread too (see Output.start_render). Both release the GIL, so
+on two cores they cost little. A write waits for the one before it and fails if it failed: the
+lock, last, is written only once every file it vouches for is in place.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -38,6 +46,11 @@ class Output(Protocol):
         """The file's bytes."""
         ...
 
+    def start_render(self, built: Built) -> Callable[[], bytes]:
+        """render() in two steps: what needs the built bank, done now; and a function giving
+        the bytes from that alone, which the writer thread calls (see write_outputs)."""
+        ...
+
     def is_current(self, built: Built) -> bool:
         """Whether the file on disk holds what render() would give (as data, where bytes may vary)."""
         ...
@@ -50,28 +63,53 @@ class Written:
 
 
 def write_outputs(outputs: list[Output], built: Built, cache: Cache) -> list[Written]:
-    """Write each output in order (the caller puts the lock last: it vouches for the others)."""
-    done = []
-    for out in outputs:
-        for leftover in leftover_temp_files(out.path):  # from a killed build; we hold the build lock
-            leftover.unlink(missing_ok=True)
-        done.append(Written(out.path, _write_one(out, built, cache)))
+    """Write each output in order (the caller puts the lock last: it vouches for the others).
+
+    Each output renders here; its bytes are finished, compared and written by one writer thread
+    while the next output renders (see the module's docstring)."""
+    jobs: list[tuple[Output, str, str, Future[WriteOutcome] | None]] = []
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ainfra-cards-writer") as writer:
+        try:
+            previous: Future[WriteOutcome] | None = None
+            for out in outputs:
+                for leftover in leftover_temp_files(out.path):  # from a killed build; we hold the build lock
+                    leftover.unlink(missing_ok=True)
+                record_key = hashlib.sha256(str(out.path.resolve()).encode()).hexdigest()
+                fingerprint = out.fingerprint(built)
+                record = cache.get("output", record_key)
+                if record == {"fingerprint": fingerprint, "file": _file_state(out.path)}:
+                    jobs.append((out, record_key, fingerprint, None))  # as recorded: not even rendered
+                    continue
+                previous = writer.submit(_store, out.path, out.start_render(built), previous)
+                jobs.append((out, record_key, fingerprint, previous))
+            done = []
+            for out, record_key, fingerprint, job in jobs:
+                if job is None:
+                    done.append(Written(out.path, "unchanged"))
+                    continue
+                done.append(Written(out.path, job.result()))
+                cache.put("output", record_key, {"fingerprint": fingerprint, "file": _file_state(out.path)})
+        except BaseException:
+            writer.shutdown(cancel_futures=True)  # a write already begun finishes (it is atomic)
+            raise
     return done
 
 
-def _write_one(out: Output, built: Built, cache: Cache) -> WriteOutcome:
-    record_key = hashlib.sha256(str(out.path.resolve()).encode()).hexdigest()
-    fingerprint = out.fingerprint(built)
-    record = cache.get("output", record_key)
-    if record == {"fingerprint": fingerprint, "file": _file_state(out.path)}:
+def _store(path: Path, finish: Callable[[], bytes], previous: Future[WriteOutcome] | None) -> WriteOutcome:
+    """The writer thread's part: once the write before has succeeded, the bytes; then the file,
+    unless it holds them already."""
+    if previous is not None:
+        previous.result()  # raises what it raised: nothing after a failed write is written
+    data = finish()
+    if _same_bytes(path, data):
         return "unchanged"
-    data = out.render(built)
-    outcome: WriteOutcome = "unchanged"
-    if not _same_bytes(out.path, data):
-        write_bytes(out.path, data)
-        outcome = "written"
-    cache.put("output", record_key, {"fingerprint": fingerprint, "file": _file_state(out.path)})
-    return outcome
+    write_bytes(path, data)
+    return "written"
+
+
+def rendered(data: bytes) -> Callable[[], bytes]:
+    """start_render() for an output with no work left for the writer thread."""
+    return lambda: data
 
 
 def _file_state(path: Path) -> list[int] | None:

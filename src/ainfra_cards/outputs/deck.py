@@ -18,7 +18,7 @@ import sqlite3
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,7 +68,13 @@ class DeckOutput:
         return digest("deck", built.lock.notetype_mod, nt.notetype_digest(), notes, images)
 
     def render(self, built: Built) -> bytes:
-        return package_bytes(self.cards(built), built.lock.notetype_mod, self.media(built), built.cache)
+        return self.start_render(built)()
+
+    def start_render(self, built: Built) -> Callable[[], bytes]:
+        """The collection now; zipping it (deflating, most of the time left) when called."""
+        collection = collection_bytes(self.cards(built), built.lock.notetype_mod, built.cache)
+        media = self.media(built)
+        return lambda: _zip(collection, media)
 
     def is_current(self, built: Built) -> bool:
         if not self.path.is_file():
@@ -87,7 +93,12 @@ def deck_name(module: Module) -> str:
 def package_bytes(
     cards: list[Card], notetype_mod: int, media: dict[str, Path], cache: Cache = NO_CACHE
 ) -> bytes:
-    """The .apkg for cards: notes and notetype carry their own times.
+    """The .apkg for cards: notes and notetype carry their own times."""
+    return _zip(collection_bytes(cards, notetype_mod, cache), media)
+
+
+def collection_bytes(cards: list[Card], notetype_mod: int, cache: Cache = NO_CACHE) -> bytes:
+    """The collection (collection.anki2) of the .apkg for cards.
 
     genanki writes the collection's schema, its decks and the notetype (see _collection); the
     notes and cards are then inserted in two batches, row for row what genanki's Note and Card
@@ -135,10 +146,9 @@ def package_bytes(
         cursor.executemany(f"INSERT INTO notes VALUES({','.join('?' * 11)})", notes())
         cursor.executemany(f"INSERT INTO cards VALUES({','.join('?' * 18)})", note_cards)
         conn.commit()
-        collection = _serialize(conn)
+        return _serialize(conn)
     finally:
         conn.close()
-    return _zip(collection, media)
 
 
 Req = list[tuple[int, str, list[int]]]  # genanki's `req`: per template, which fields make a card

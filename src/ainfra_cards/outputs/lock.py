@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..lockfile import parse_lock_text, remember_lock
 from ..util import digest
+from . import rendered
 
 if TYPE_CHECKING:
     from ..build import Built
@@ -24,6 +26,9 @@ class LockOutput:
             for e in lock.entries
         ]
         return digest("lock", lock.notetype_digest, lock.notetype_mod, entries)
+
+    def start_render(self, built: Built) -> Callable[[], bytes]:
+        return rendered(self.render(built))
 
     def render(self, built: Built) -> bytes:
         text = self.text(built)

@@ -27,6 +27,7 @@ from ..media import anki_name
 from ..model import Bank, MemoryPoint, Module, Page, Question
 from ..render import SOURCES_SECTION, FileRenderer, Fragment, RenderedQuestion, render_key
 from ..util import code_key, digest, short_hash, static_text
+from . import rendered
 
 if TYPE_CHECKING:
     from ..build import Built
@@ -65,6 +66,9 @@ class StudyOutput:
             bank.modules,
             self.branding,
         )
+
+    def start_render(self, built: Built) -> Callable[[], bytes]:
+        return rendered(self.render(built))
 
     def render(self, built: Built) -> bytes:
         return self.text(built).encode("utf-8")
