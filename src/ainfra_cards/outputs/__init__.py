@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -28,6 +27,8 @@ from ..cache import Cache
 from ..util import leftover_temp_files, write_bytes
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from ..build import Built
 
 WriteOutcome = Literal["written", "unchanged"]
@@ -68,31 +69,50 @@ def write_outputs(outputs: list[Output], built: Built, cache: Cache) -> list[Wri
     Each output renders here; its bytes are finished, compared and written by one writer thread
     while the next output renders (see the module's docstring)."""
     jobs: list[tuple[Output, str, str, Future[WriteOutcome] | None]] = []
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ainfra-cards-writer") as writer:
-        try:
-            previous: Future[WriteOutcome] | None = None
-            for out in outputs:
-                for leftover in leftover_temp_files(out.path):  # from a killed build; we hold the build lock
-                    leftover.unlink(missing_ok=True)
-                record_key = hashlib.sha256(str(out.path.resolve()).encode()).hexdigest()
-                fingerprint = out.fingerprint(built)
-                record = cache.get("output", record_key)
-                if record == {"fingerprint": fingerprint, "file": _file_state(out.path)}:
-                    jobs.append((out, record_key, fingerprint, None))  # as recorded: not even rendered
-                    continue
-                previous = writer.submit(_store, out.path, out.start_render(built), previous)
-                jobs.append((out, record_key, fingerprint, previous))
-            done = []
-            for out, record_key, fingerprint, job in jobs:
-                if job is None:
-                    done.append(Written(out.path, "unchanged"))
-                    continue
-                done.append(Written(out.path, job.result()))
-                cache.put("output", record_key, {"fingerprint": fingerprint, "file": _file_state(out.path)})
-        except BaseException:
-            writer.shutdown(cancel_futures=True)  # a write already begun finishes (it is atomic)
-            raise
+    with _Writer() as writer:
+        for out in outputs:
+            for leftover in leftover_temp_files(out.path):  # from a killed build; we hold the build lock
+                leftover.unlink(missing_ok=True)
+            record_key = hashlib.sha256(str(out.path.resolve()).encode()).hexdigest()
+            fingerprint = out.fingerprint(built)
+            record = cache.get("output", record_key)
+            if record == {"fingerprint": fingerprint, "file": _file_state(out.path)}:
+                jobs.append((out, record_key, fingerprint, None))  # as recorded: not even rendered
+                continue
+            jobs.append((out, record_key, fingerprint, writer.write(out.path, out.start_render(built))))
+        done = []
+        for out, record_key, fingerprint, job in jobs:
+            if job is None:
+                done.append(Written(out.path, "unchanged"))
+                continue
+            done.append(Written(out.path, job.result()))
+            cache.put("output", record_key, {"fingerprint": fingerprint, "file": _file_state(out.path)})
     return done
+
+
+class _Writer:
+    """One background thread that writes files in the order given: each write waits for the
+    one before it and fails if that failed. Started by the first write (a build that writes
+    nothing starts no thread, nor imports what it takes)."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._last: Future[WriteOutcome] | None = None
+
+    def write(self, path: Path, finish: Callable[[], bytes]) -> Future[WriteOutcome]:
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="ainfra-cards-writer")
+        self._last = self._pool.submit(_store, path, finish, self._last)
+        return self._last
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if self._pool is not None:  # on an error, a write already begun finishes (it is atomic)
+            self._pool.shutdown(wait=True, cancel_futures=kind is not None)
 
 
 def _store(path: Path, finish: Callable[[], bytes], previous: Future[WriteOutcome] | None) -> WriteOutcome:

@@ -326,7 +326,9 @@ def _module_stub(m: Module, questions: list[Question], anchors: Anchors, titles:
     )
 
 
-def _sidebar(bank: Bank, anchors: Anchors, titles: dict[str, str]) -> str:
+def _sidebar(
+    bank: Bank, anchors: Anchors, titles: dict[str, str], by_module: dict[Module, list[Question]]
+) -> str:
     out = ['<nav id="sidebar" aria-label="目录"><div class="side-pages">']
     for p in bank.pages:
         aid = anchors.page_ids.get(str(p.path))
@@ -336,7 +338,7 @@ def _sidebar(bank: Bank, anchors: Anchors, titles: dict[str, str]) -> str:
         out.append(f'<a class="nav-page" href="#{aid}" data-target="{aid}">{label}</a>')
     out.append("</div>")
     for m in bank.modules:
-        qs = bank.module_questions(m)
+        qs = by_module[m]
         mid = anchors.module_ids[m]
         out.append(
             f'<details class="nav-mod" data-m="{mid}"><summary>'
@@ -426,8 +428,8 @@ def render_study_html(
     return fill_template(
         static_text("study.html"),
         **_page_chrome(bank, anchors, brand),
-        sidebar=_sidebar(bank, anchors, titles),
-        articles="\n".join(articles),
+        sidebar=_sidebar(bank, anchors, titles, by_module),
+        articles=articles,
     )
 
 
@@ -538,9 +540,18 @@ def _page_chrome(bank: Bank, anchors: Anchors, brand: Branding) -> dict[str, str
 _SLOT_RE = re.compile(r"\{\{(\w+)\}\}")
 
 
-def fill_template(template: str, **values: str) -> str:
-    """Replace each {{name}} in template by values[name]; every slot must be given, once."""
-    missing = set(_SLOT_RE.findall(template)) - set(values)
+def fill_template(template: str, **values: str | list[str]) -> str:
+    """Replace each {{name}} in template by values[name] (a list: its items, one per line);
+    every slot must be given. The page is joined once: its articles are most of 5 MB."""
+    parts = _SLOT_RE.split(template)  # text, slot name, text, ..., text
+    missing = set(parts[1::2]) - set(values)
     if missing:
         raise KeyError(f"template slots without a value: {sorted(missing)}")
-    return _SLOT_RE.sub(lambda m: values[m.group(1)], template)
+    pieces = []
+    for i, part in enumerate(parts):
+        value = values[part] if i % 2 else part
+        if isinstance(value, list):
+            pieces += [x for item in value for x in ("\n", item)][1:]
+        else:
+            pieces.append(value)
+    return "".join(pieces)
