@@ -140,6 +140,84 @@ def test_a_module_deck_or_the_page_alone_reads_the_whole_decks_bundle(tmp_path, 
     assert calls == []
 
 
+def _markdown_calls(monkeypatch) -> list[str]:
+    import ainfra_cards.render as render_mod
+
+    calls: list[str] = []
+    real = render_mod._markdown
+    monkeypatch.setattr(render_mod, "_markdown", lambda text: calls.append(text) or real(text))
+    return calls
+
+
+def test_a_small_edit_goes_into_the_delta_and_the_next_build_reads_it(tmp_path, monkeypatch):
+    """After an edit that changes under REBUNDLE_SHARE of what a build uses, the build leaves the
+    bundle alone and writes what it added as the bundle's delta, not as files of their own; a
+    later build reads it from there, renders nothing, and builds what a cold build does."""
+    from ainfra_cards import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "REBUNDLE_SHARE", 0.9)  # this bank is tiny: one edit is 1/2 of it
+    bank = _bank(tmp_path / "a")
+    cache = tmp_path / "cache"
+    _build(bank, cache)
+    (bundle,) = (cache / "ainfra-cards" / "bundle").rglob("*.bin")
+    before = bundle.read_bytes()
+    files_before = {p for p in cache.rglob("*.json") if p.parent.parent.name not in cache_mod.UNBUNDLED}
+
+    _replace(bank / "01-基础/001-a.md", "丙 **粗体**", "丁")
+    edited = _build(bank, cache)
+    assert bundle.read_bytes() == before  # the bundle was not written again
+    delta = bundle.with_name(bundle.stem + ".delta.bin")
+    assert delta.is_file() and delta.stat().st_size < len(before)
+    assert {
+        p for p in cache.rglob("*.json") if p.parent.parent.name not in cache_mod.UNBUNDLED
+    } == files_before
+
+    for entry in cache.rglob("*.json"):  # nothing but the bundle and its delta to read from
+        if entry.parent.parent.name != "output":
+            entry.unlink()
+    for name in ("study.html", "ainfra-cards.apkg"):
+        (tmp_path / "a" / "decks" / name).unlink()
+    calls = _markdown_calls(monkeypatch)
+    assert _build(bank, cache) == edited
+    assert calls == []
+    cold = _bank(tmp_path / "b")  # the same history, built with no cache
+    _build(cold, tmp_path / "c2", "--no-cache")
+    _replace(cold / "01-基础/001-a.md", "丙 **粗体**", "丁")
+    assert _build(cold, tmp_path / "c2", "--no-cache") == edited
+
+    _replace(bank / "01-基础/001-a.md", "丁", "戊")  # a second edit: the delta takes it too
+    _build(bank, cache)
+    assert bundle.read_bytes() == before and delta.is_file()
+    monkeypatch.setattr(cache_mod, "REBUNDLE_SHARE", 0.0)  # enough changed: one bundle again
+    _replace(bank / "01-基础/001-a.md", "戊", "己")
+    _build(bank, cache)
+    assert bundle.read_bytes() != before and not delta.exists()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "truncated", "removed"])
+def test_a_broken_delta_is_a_miss_not_an_error(tmp_path, monkeypatch, damage):
+    from ainfra_cards import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "REBUNDLE_SHARE", 0.9)
+    bank = _bank(tmp_path)
+    cache = tmp_path / "cache"
+    _build(bank, cache)
+    _replace(bank / "01-基础/001-a.md", "丙 **粗体**", "丁")
+    edited = _build(bank, cache)
+    (delta,) = (cache / "ainfra-cards" / "bundle").rglob("*.delta.bin")
+    if damage == "garbage":
+        delta.write_bytes(b"\x00\xff not a bundle")
+    elif damage == "empty":
+        delta.write_bytes(b"")
+    elif damage == "truncated":
+        delta.write_bytes(delta.read_bytes()[: delta.stat().st_size // 2])
+    else:
+        delta.unlink()
+    for name in ("study.html", "ainfra-cards.apkg"):
+        (tmp_path / "decks" / name).unlink()
+    assert _build(bank, cache) == edited
+
+
 def test_bundled_data_reads_back_as_json_data_does(tmp_path):
     data = {"t": ("a", 1, [2.5, None, True]), "s": "丙", "n": {"x": [("y",)]}}
     as_json = json.loads(json.dumps(data))

@@ -13,12 +13,12 @@ locks' data only the newest few are kept. A removed entry only costs a later mis
 
 A build also keeps a bundle: one file holding every entry that build used (read or written),
 named after the output it builds. The next build of that output reads the bundle once instead
-of a thousand small files; what the bundle lacks is looked up entry by entry as before. An
-entry made while bundling is written as a file of its own only if no new bundle takes it (see
-close_bundle). Entries in the bundle are stored as plain JSON data would be read back (tuples
-as lists), each unpacked afresh on every read, so the bundle can change neither what a build
-reads nor what it makes. A bundle that is damaged, truncated or written by another Python is
-ignored whole.
+of a thousand small files; what the bundle lacks is looked up entry by entry as before. A build
+that changed little (one edit) does not write the whole bundle again: what it added goes into
+a small second bundle beside it, the delta (see close_bundle). Bundled entries are stored as
+plain JSON data would be read back (tuples as lists), each unpacked afresh on every read, so
+a bundle can change neither what a build reads nor what it makes. A bundle that is damaged,
+truncated or written by another Python is ignored whole.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class Cache:
         self._bundled: dict[str, Packed] = {}  # "kind/key" -> marshalled data, as the bundle was read
         self._used: dict[str, Packed] = {}  # the entries this build read or wrote, for the next bundle
         self._pending: set[str] = set()  # entries written while bundling: files only if no new bundle
+        self._delta: dict[str, Packed] = {}  # the entries recent builds added to the bundle
         self._fallback: dict[str, Packed] = {}  # another output's bundle, read when this one lacks an entry
         self._folders: set[Path] = set()  # folders known to exist (a mkdir costs a millisecond)
 
@@ -92,7 +93,12 @@ class Cache:
             return None
         if self._bundle_path is not None and kind not in UNBUNDLED:
             name = f"{kind}/{key}"
-            packed = self._used.get(name) or self._bundled.get(name) or self._fallback.get(name)
+            packed = (
+                self._used.get(name)
+                or self._bundled.get(name)
+                or self._delta.get(name)
+                or self._fallback.get(name)
+            )
             if packed is not None:
                 with contextlib.suppress(ValueError, EOFError, TypeError):  # a broken entry is a miss
                     data = marshal.loads(packed)
@@ -154,6 +160,7 @@ class Cache:
             return
         self._bundle_path = self._bundle_file(name)
         self._bundled, self._used = self._read_bundle(self._bundle_path), {}
+        self._delta = self._read_bundle(_delta_file(self._bundle_path))
         if fallback is not None and fallback != name:
             self._fallback = self._read_bundle(self._bundle_file(fallback))
 
@@ -196,34 +203,47 @@ class Cache:
         return BUNDLE_MAGIC + b"%d %d\n" % (len(head), zlib.crc32(rest)) + rest
 
     def close_bundle(self, rebundle: bool = True) -> None:
-        """Stop bundling: write the next bundle if enough changed (and rebundle); else write the
-        entries this build made as files of their own.
+        """Stop bundling: write the next bundle if enough changed, else the delta (only when
+        rebundle); failing that, the entries this build made as files of their own.
 
         The next bundle holds what this build used, and, of the kinds of entry it used none of,
         what the last bundle held: a build that changed nothing reads no rendered piece, and
-        must not drop them. Every bundled entry is named by what it holds, so a bundle a few
-        edits old is still right: it only lacks the newest entries, read from their own files.
-        An entry that went into a new bundle gets no file: a first build writes one file, not
-        a thousand (each costs a millisecond or two on some file systems)."""
+        must not drop them. An entry that went into a bundle gets no file: a first build writes
+        one file, not a thousand (each costs a millisecond or two on some file systems).
+
+        When under REBUNDLE_SHARE of what this build used is new to the bundle, the bundle is
+        left as it is and the new entries go into the delta (with the delta's entries of kinds
+        this build did not use, as above): after one edit, a build writes a few kilobytes, not
+        the whole bundle. Every bundled entry is named by what it holds, so a bundle some edits
+        old is still right: it only lacks what its delta or their own files hold."""
         if self._bundle_path is None:
             return
         path, self._bundle_path = self._bundle_path, None
-        old, pending, used = self._bundled, self._pending, self._used
-        self._bundled, self._pending, self._used, self._fallback = {}, set(), {}, {}
+        old, delta, pending, used = self._bundled, self._delta, self._pending, self._used
+        self._bundled, self._delta, self._pending, self._used, self._fallback = {}, {}, set(), {}, {}
         kinds = {name.split("/", 1)[0] for name in used}
         kept = {name: packed for name, packed in old.items() if name.split("/", 1)[0] not in kinds}
         new = sum(1 for name in used if name not in old)
         dropped = sum(1 for name in old if name not in used and name not in kept)
-        changed = new > REBUNDLE_SHARE * len(used) or dropped > REBUNDLE_SHARE * len(old)
-        if rebundle and changed and self._write(path, self._bundle_bytes({**kept, **used})):
-            return
+        if rebundle and (new > REBUNDLE_SHARE * len(used) or dropped > REBUNDLE_SHARE * len(old)):
+            if self._write(path, self._bundle_bytes({**kept, **used})):
+                _delta_file(path).unlink(missing_ok=True)  # its entries are in the bundle now
+                return
+        elif rebundle:
+            added = {name: packed for name, packed in delta.items() if name.split("/", 1)[0] not in kinds}
+            added.update((name, packed) for name, packed in used.items() if name not in old)
+            if added.keys() == delta.keys():  # entries are named by what they hold: the same delta
+                return
+            if self._write(_delta_file(path), self._bundle_bytes(added)):
+                return
         for name in sorted(pending):
             kind, key = name.split("/", 1)
             self._write_entry(kind, key, marshal.loads(used[name]))
 
     def detach(self) -> None:
         """Forget the bundle without writing anything (a forked worker: its parent writes it)."""
-        self._bundle_path, self._bundled, self._used, self._pending, self._fallback = None, {}, {}, set(), {}
+        self._bundle_path, self._bundled, self._used, self._pending = None, {}, {}, set()
+        self._delta, self._fallback = {}, {}
 
     def _write(self, path: Path, data: bytes) -> bool:
         """Write a file atomically; False if it could not be (no cache, not an error)."""
@@ -269,6 +289,11 @@ class Cache:
             stamp.touch()
             os.utime(stamp, (now, now))
         return removed
+
+
+def _delta_file(bundle: Path) -> Path:
+    """Where a bundle's delta goes: beside it (see close_bundle)."""
+    return bundle.with_name(bundle.stem + ".delta.bin")
 
 
 def digest_name(name: str) -> str:
