@@ -370,7 +370,7 @@ def test_the_lock_data_cached_on_write_is_what_parsing_the_written_lock_gives(tm
     }
     cache = Cache(tmp_path / "cache")
     text = dump_lock(edited, GENERATOR)
-    remember_lock(cache, text, edited)
+    remember_lock(cache, text.encode("utf-8"), edited)
     path = tmp_path / "lock.yaml"
     path.write_text(text, "utf-8")
     from_cache, parsed = load_lock(path, cache), load_lock(path)
@@ -386,6 +386,33 @@ def test_the_next_build_reads_the_lock_it_wrote_from_the_cache(tmp_path):
     cache.open_bundle(str((tmp_path / "decks" / "ainfra-cards.apkg").resolve()))  # as a build does
     assert load_lock(tmp_path / "decks" / "ainfra-cards.lock.yaml", cache) is not None
     assert (cache.hits, cache.misses) == (1, 0)
+
+
+def test_matching_takes_the_comparison_forms_cached_with_the_lock(tmp_path, monkeypatch):
+    """The lock a build writes is cached with its cues' and answers' comparison forms (most of
+    what matching costs); the next build takes them, and nothing that is not a well-formed
+    list of forms for every note of that lock."""
+    from ainfra_cards import ids
+
+    bank = _bank(tmp_path)
+    _build(bank, tmp_path / "cache")
+    cache = Cache(tmp_path / "cache" / "ainfra-cards")
+    cache.open_bundle(str((tmp_path / "decks" / "ainfra-cards.apkg").resolve()))
+    lock = load_lock(tmp_path / "decks" / "ainfra-cards.lock.yaml", cache)
+    assert lock is not None and lock.entries
+    monkeypatch.setattr(ids, "_FORMS", {})
+    ids.recall_forms(cache, lock)
+    texts = {t for e in lock.entries for t in (e.cue, e.answer)}
+    assert {t: ids._NOT_COMPARED_RE.sub("", t).lower() for t in texts} == ids._FORMS
+    assert (cache.hits, cache.misses) == (2, 0)
+
+    key = ids._forms_key(lock.key)
+    some = {e.guid: ["a", "b"] for e in lock.entries[1:]}
+    for bad in ({"x": 1}, some, {**some, lock.entries[0].guid: ["a"]}, ["a", "b"]):
+        cache.put("forms", key, bad)
+        monkeypatch.setattr(ids, "_FORMS", {})
+        ids.recall_forms(cache, lock)
+        assert ids._FORMS == {}
 
 
 def test_the_cache_is_swept_of_old_entries_at_most_once_a_day(tmp_path):

@@ -23,7 +23,7 @@ from .bank import Progress, load_bank
 from .cache import NO_CACHE, Cache
 from .config import Branding, load_branding
 from .errors import CardsError, Collector, Problem
-from .ids import Assignment, Judgement, assign
+from .ids import Assignment, Judgement, assign, recall_forms
 from .lockfile import GENERATOR, Lock, LockEntry, dump_lock, load_lock, next_lock
 from .media import anki_name
 from .model import Bank, Card, MemoryPoint, Module, Question
@@ -192,7 +192,9 @@ def render_bank(questions: Path, cache: Cache = NO_CACHE, progress: Progress | N
     """Parse the bank and give each memory point its GUID from the bank's lock (read only);
     questions are rendered when first asked for."""
     bank, problems = load_bank(questions, progress, cache=cache)
-    guids = assign(bank.questions, load_lock(Paths.default(questions).lock_to_read(), cache)).guids
+    lock = load_lock(Paths.default(questions).lock_to_read(), cache)
+    recall_forms(cache, lock)
+    guids = assign(bank.questions, lock).guids
     return Rendered(bank, cache, problems.warnings, guids=guids)
 
 
@@ -202,6 +204,7 @@ def plan(paths: Paths, now: int, cache: Cache = NO_CACHE, progress: Progress | N
     page = Rendered(bank, cache, problems.warnings)
     questions = page.bank.questions
     old = load_lock(paths.lock_to_read(), cache)
+    recall_forms(cache, old)  # what matching would compute, cached when that lock was written
     assignment = assign(questions, old)
     content: dict[str, str] = {}
     cached = {str(q.path): d for q in questions if (d := _cached_digests(page, q)) is not None}

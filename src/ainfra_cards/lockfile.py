@@ -49,6 +49,7 @@ class Lock:
     # The YAML text of each note as the file it was read from has it, by GUID: an unchanged note
     # is written back as it was instead of being dumped again (dumping is most of writing a lock).
     blocks: dict[str, tuple[LockEntry, str]] = field(default_factory=dict, repr=False, compare=False)
+    key: str = field(default="", repr=False, compare=False)  # lock_key() of the file it was read from
 
     def by_guid(self) -> dict[str, LockEntry]:
         return {e.guid: e for e in self.entries}
@@ -76,6 +77,7 @@ def load_lock(path: Path, cache: Cache = NO_CACHE) -> Lock | None:
     else:
         lock = _lock_from_data(data, where)
     lock.blocks = _note_blocks(raw.decode("utf-8", errors="replace"), lock.entries)
+    lock.key = key
     return lock
 
 
@@ -164,10 +166,11 @@ LOCK_HEADER = (
 )
 
 
-def remember_lock(cache: Cache, text: str, lock: Lock) -> None:
-    """Cache the data of a lock this build is writing, so the next build need not parse it."""
+def remember_lock(cache: Cache, raw: bytes, lock: Lock) -> None:
+    """Cache the data of a lock this build is writing (raw: the file's bytes), so the next build
+    need not parse it."""
     if cache.enabled:
-        cache.put("lock", lock_key(text.encode("utf-8")), lock_data(lock), plain=True)
+        cache.put("lock", lock_key(raw), lock_data(lock), plain=True)
 
 
 def lock_key(raw: bytes) -> str:

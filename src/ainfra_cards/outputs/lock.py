@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..lockfile import parse_lock_text, remember_lock
+from ..ids import remember_forms
+from ..lockfile import lock_key, parse_lock_text, remember_lock
 from ..util import digest
 from . import rendered
 
@@ -31,9 +32,11 @@ class LockOutput:
         return rendered(self.render(built))
 
     def render(self, built: Built) -> bytes:
-        text = self.text(built)
-        remember_lock(built.cache, text, built.lock)  # the next build reads it without parsing
-        return text.encode("utf-8")
+        data = self.text(built).encode("utf-8")
+        # the next build reads it without parsing, and matches the bank against it faster
+        remember_lock(built.cache, data, built.lock)
+        remember_forms(built.cache, lock_key(data), built.lock)
+        return data
 
     def text(self, built: Built) -> str:
         return built.lock_text
