@@ -32,7 +32,7 @@ from .outputs.deck import DeckOutput
 from .outputs.lock import LockOutput
 from .outputs.study import StudyOutput
 from .render import RenderedQuestion, card_fields, question_fields, render_key, render_question
-from .util import digest, writing
+from .util import digest, without_cycle_collector, writing
 
 DECK_FILE = "ainfra-cards.apkg"
 LOCK_FILE = "ainfra-cards.lock.yaml"
@@ -418,6 +418,7 @@ class BuildResult:
         return sum(1 for n in self.built.notes if not self.selected or n.question.module in self.selected)
 
 
+@without_cycle_collector
 def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildResult:
     """Plan the build, then write its outputs, or (mode 'check') compare them with the files."""
     paths = Paths.default(request.questions, request.output, request.lock, request.modules)
@@ -444,6 +445,7 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
     return result
 
 
+@without_cycle_collector
 def run_html(
     questions: Path, output: Path | None, branding: Branding, use_cache: bool = True
 ) -> tuple[Path, int, list[Problem]]:

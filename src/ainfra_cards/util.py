@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
 import glob
 import hashlib
 import os
@@ -11,8 +13,12 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from .errors import CardsError, Problem
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 DIGEST_CHARS = 16  # hex characters kept of a SHA-256: 64 bits, ample for one bank's notes
 
@@ -123,3 +129,24 @@ def library_stamp(module: str) -> tuple[str, int, int]:
     except OSError:
         return (origin, 0, 0)
     return (origin, st.st_size, st.st_mtime_ns)
+
+
+def without_cycle_collector(work: Callable[P, R]) -> Callable[P, R]:
+    """work, run with Python's cycle collector paused (and then resumed, if it was on).
+
+    A build makes a few hundred thousand objects that live until it ends (the parsed bank, the
+    pieces read from the cache) and next to no reference cycles, so the collector only scans
+    them again and again: about 25 ms of a 0.8 s rebuild. A cold build of ten times the bank
+    peaks at the same memory either way (456 MiB, measured both ways)."""
+
+    @functools.wraps(work)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        was_on = gc.isenabled()
+        gc.disable()
+        try:
+            return work(*args, **kwargs)
+        finally:
+            if was_on:
+                gc.enable()
+
+    return run
