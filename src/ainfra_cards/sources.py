@@ -125,24 +125,32 @@ def front_key_lines(text: str, body_line: int) -> dict[str, int]:
     return {m.group(1): i for i, m in enumerate(found, 2) if m}
 
 
-def _walk_markdown(root: Path, problems: Collector) -> list[Path]:
-    """Every .md file under root, sorted, without following directory links out or in loops."""
-    found: list[Path] = []
+def _walk_markdown(root: Path, problems: Collector) -> list[tuple[Path, str]]:
+    """Every .md file under root, and its path from root (POSIX), in os.walk's order with names
+    sorted; directory links are not followed (out of the bank, or round in a loop).
+
+    os.scandir tells links and folders apart without a stat() per file, as os.walk does."""
+    found: list[tuple[Path, str]] = []
     real_root = root.resolve()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        for d in list(dirnames):
-            if (here / d).is_symlink():
-                rel = (here / d).relative_to(root).as_posix()
-                problems.warn(rel, 1, "symbolic link to a folder is not followed")
-                dirnames.remove(d)
-        dirnames.sort()
-        for name in sorted(filenames):
-            p = here / name
-            if not name.endswith(".md"):
+
+    def walk(folder: str, prefix: str) -> None:
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:  # a folder that cannot be listed is skipped, as os.walk skips it
+            return
+        folders: list[os.DirEntry[str]] = []
+        files: list[os.DirEntry[str]] = []
+        for entry in entries:
+            (folders if _is_dir(entry) else files).append(entry)
+        for d in folders:
+            if d.is_symlink():
+                problems.warn(prefix + d.name, 1, "symbolic link to a folder is not followed")
+        for f in files:
+            if not f.name.endswith(".md"):
                 continue
-            if p.is_symlink():
-                rel = p.relative_to(root).as_posix()
+            rel, p = prefix + f.name, Path(f.path)
+            if f.is_symlink():
                 try:
                     target = p.resolve(strict=True)
                 except (OSError, RuntimeError):
@@ -153,8 +161,21 @@ def _walk_markdown(root: Path, problems: Collector) -> list[Path]:
                         rel, 1, "symbolic link points outside the bank folder; copy the file in instead"
                     )
                     continue
-            found.append(p)
+            found.append((p, rel))
+        for d in folders:
+            if not d.is_symlink():
+                walk(d.path, f"{prefix}{d.name}/")
+
+    walk(str(root), "")
     return found
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """A folder, or a link to one (as os.walk sorts them); False when that cannot be told."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def list_bank(root: Path, problems: Collector) -> Listing:
@@ -165,8 +186,8 @@ def list_bank(root: Path, problems: Collector) -> Listing:
     questions: list[SourceFile] = []
     pages: list[SourceFile] = []
     module_dirs = sorted(d.name for d in root.iterdir() if d.is_dir() and MODULE_DIR_RE.match(d.name))
-    for p in _walk_markdown(root, problems):
-        rel = PurePosixPath(p.relative_to(root).as_posix())
+    for p, rel_name in _walk_markdown(root, problems):
+        rel = PurePosixPath(rel_name)
         kind = _classify(rel, problems)
         if kind is None:
             continue
