@@ -219,8 +219,12 @@ def test_a_broken_delta_is_a_miss_not_an_error(tmp_path, monkeypatch, damage):
 
 
 def test_bundled_data_reads_back_as_json_data_does(tmp_path):
-    data = {"t": ("a", 1, [2.5, None, True]), "s": "丙", "n": {"x": [("y",)]}}
-    as_json = json.loads(json.dumps(data))
+    """JSON data reads back as JSON gives it, bytes as bytes: from a bundle and from a file."""
+    data = {"t": ("a", 1, [2.5, None, True]), "s": "丙", "n": {"x": [("y",)]}, "b": ["页", "页".encode()]}
+    as_json = {
+        **json.loads(json.dumps({k: v for k, v in data.items() if k != "b"})),
+        "b": ["页", "页".encode()],
+    }
     cache = Cache(tmp_path / "c")
     cache.open_bundle("out")
     cache.put("parse", "k" * 16, data)

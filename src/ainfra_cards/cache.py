@@ -1,7 +1,8 @@
 """The build cache: what parsing and rendering produced, kept between builds.
 
 Entries live in the user's cache folder (``$XDG_CACHE_HOME/ainfra-cards``, else
-``~/.cache/ainfra-cards``), one JSON file per entry, named by a hash of everything that shapes
+``~/.cache/ainfra-cards``), one JSON file per entry (its data is JSON data, where bytes may
+stand too: a file holds them as base64), named by a hash of everything that shapes
 the entry (the input text, and the code and library versions that turn it into output). So an
 entry is never stale: a changed input or a changed renderer asks for another name. The cache
 never changes what is built; an entry that is missing, unreadable, corrupt or from another
@@ -23,6 +24,7 @@ truncated or written by another Python is ignored whole.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -107,7 +109,8 @@ class Cache:
                     return data
         path = self._path(kind, key)
         try:
-            entry = json.loads(path.read_bytes())
+            raw = path.read_bytes()
+            entry = json.loads(raw, object_hook=_bytes_from_json) if _BYTES_MARK in raw else json.loads(raw)
         except (OSError, ValueError):  # missing, unreadable or not JSON: a miss
             self.misses += 1
             return None
@@ -127,9 +130,9 @@ class Cache:
                 os.utime(path)
 
     def put(self, kind: str, key: str, data: Any, plain: bool = False) -> None:
-        """Keep data (JSON data) under (kind, key). plain: the caller vouches that data holds
-        only what json.loads gives (str-keyed dicts, lists, strings, numbers, None), so the
-        bundle takes it as it is."""
+        """Keep data (JSON data, or bytes in its place) under (kind, key). plain: the caller
+        vouches that data holds only what json.loads gives (str-keyed dicts, lists, strings,
+        numbers, None) and bytes, so the bundle takes it as it is."""
         if self.root is None:
             return
         if self._bundle_path is not None and kind not in UNBUNDLED:
@@ -144,7 +147,8 @@ class Cache:
 
     def _write_entry(self, kind: str, key: str, data: Any) -> None:
         try:
-            text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": data}, ensure_ascii=False)
+            entry = {"format": CACHE_FORMAT, "key": key, "data": data}
+            text = json.dumps(entry, ensure_ascii=False, default=_bytes_as_json)
         except (TypeError, ValueError):  # not JSON data (a hand-written lock with a date in it)
             return
         self._write(self._path(kind, key), text.encode("utf-8"))
@@ -300,8 +304,25 @@ def digest_name(name: str) -> str:
     return hashlib.sha256(name.encode("utf-8")).hexdigest()
 
 
+_BYTES_KEY = "\x00bytes"  # {_BYTES_KEY: base64} is bytes in an entry's file (no real key has a NUL)
+_BYTES_MARK = json.dumps(_BYTES_KEY).encode()  # as it appears in a file: only such files need the hook
+
+
+def _bytes_as_json(value: object) -> dict[str, str]:
+    if isinstance(value, bytes):
+        return {_BYTES_KEY: base64.b64encode(value).decode("ascii")}
+    raise TypeError(f"not JSON data: {type(value).__name__}")
+
+
+def _bytes_from_json(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1 and isinstance(obj.get(_BYTES_KEY), str):
+        return base64.b64decode(obj[_BYTES_KEY])
+    return obj
+
+
 def _as_json_reads(data: Any) -> Any:
-    """data as json.loads(json.dumps(data)) gives it back (tuples become lists), cheaply."""
+    """data as json.loads(json.dumps(data)) gives it back (tuples become lists), cheaply;
+    bytes stay bytes (an entry's file keeps them, see _bytes_as_json)."""
     kind = type(data)
     if kind is dict:
         if all(type(k) is str for k in data):
@@ -309,7 +330,7 @@ def _as_json_reads(data: Any) -> Any:
         return json.loads(json.dumps(data))
     if kind is list or kind is tuple:
         return [_as_json_reads(v) for v in data]
-    if kind in (str, int, float, bool) or data is None:
+    if kind in (str, int, float, bool, bytes) or data is None:
         return data
     return json.loads(json.dumps(data))
 
