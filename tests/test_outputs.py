@@ -102,3 +102,26 @@ def test_sources_open_in_a_new_tab_in_study_html(tmp_path):
         'rel="noopener noreferrer">PyTorch DDP notes</a>' in page
     )
     assert page.count('target="_blank"') == 2  # only the sources: other external links stay text
+
+
+@pytest.mark.parametrize("failing", ["ainfra-cards.apkg", "study.html"])
+def test_the_lock_is_not_written_when_a_file_it_vouches_for_cannot_be(tmp_path, failing):
+    """Files are written by threads beside rendering; the lock comes last and only once every
+    other file is in place: a deck or page that cannot be written leaves the lock as it was."""
+    bank = _bank(tmp_path)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert CliRunner(env=env).invoke(main, ["build", "--questions", str(bank)]).exit_code == 0
+    decks = tmp_path / "decks"
+    lock = (decks / "ainfra-cards.lock.yaml").read_bytes()
+    page = bank / "05-数据并行/046-a.md"
+    page.write_text(page.read_text("utf-8").replace("25 MB", "25 MiB"), "utf-8")
+    (decks / failing).unlink()
+    (decks / failing).mkdir()  # a folder where the file goes: replacing it fails, even for root
+    result = CliRunner(env=env).invoke(main, ["build", "--questions", str(bank)])
+    assert result.exit_code == 1
+    assert f"cannot write {failing}" in result.output
+    assert (decks / "ainfra-cards.lock.yaml").read_bytes() == lock
+    (decks / failing).rmdir()
+    result = CliRunner(env=env).invoke(main, ["build", "--questions", str(bank)])
+    assert result.exit_code == 0, result.output
+    assert (decks / "ainfra-cards.lock.yaml").read_bytes() != lock
