@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import zipfile
 
 from click.testing import CliRunner
@@ -150,3 +151,30 @@ def test_stats_lists_retired_points_for_learners_who_pulled_the_change(tmp_path)
     listed = run("stats", "--questions", str(bank), "--retired")
     assert "1 retired memory point(s) in the lock" in listed.output
     assert 'retired: question 1 item 2 "二"' in listed.output and "tag:AI-Infra::Q001" in listed.output
+
+
+def test_the_command_reports_and_exits_as_main_does(tmp_path):
+    """The command itself (run(): main, then an exit that skips the interpreter's teardown)
+    in a real process: everything printed arrives, and the exit status is main's."""
+    import subprocess
+    import sys
+
+    bank = small_bank(tmp_path)
+
+    def command(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "ainfra_cards.cli", *args]
+        return subprocess.run(
+            cmd, capture_output=True, text=True, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "c")}
+        )
+
+    built = command("build", "--questions", str(bank))
+    assert built.returncode == 0, built.stderr
+    assert "01 基础" in built.stdout and "total" in built.stdout
+    assert zipfile.is_zipfile(tmp_path / "decks" / "ainfra-cards.apkg")
+    (bank / "01-基础/001-a.md").write_text("# 第 1 题：甲题\n", "utf-8")
+    failed = command("check", "--questions", str(bank))
+    assert failed.returncode == 1
+    assert "01-基础/001-a.md" in failed.stdout + failed.stderr
+    usage = command("build", "--no-such-option")
+    assert usage.returncode == 2 and "No such option" in usage.stderr
+    assert command("--version").stdout.strip().endswith(__version__)
