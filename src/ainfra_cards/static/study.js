@@ -314,10 +314,13 @@
       window.scrollTo(0, 0);
     }
   }
-  var timer = null;
+  // The first keystroke after a pause searches at once; the keystrokes of a word being typed
+  // are gathered into one search 50 ms after the last of them.
+  var timer = null, lastSearch = -Infinity;
   $("search").addEventListener("input", function () {
     clearTimeout(timer);
-    timer = setTimeout(function () { runSearch(true); }, 50);
+    var now = Date.now();
+    timer = setTimeout(function () { lastSearch = Date.now(); runSearch(true); }, now - lastSearch > 300 ? 0 : 50);
   });
   $("search").addEventListener("keydown", function (e) {
     if (e.key === "Escape") { $("search").value = ""; runSearch(false); $("search").blur(); }
@@ -474,13 +477,17 @@
 
   // ---- start ----------------------------------------------------------------------------------
   show(decodeURIComponent(location.hash.slice(1)), false);
-  // Read the articles' text for search in idle moments, a few at a time, so the first search
-  // is quick and nothing the reader does waits for it.
+  // Read the articles' text for search in idle moments, a few at a time (at most ~8 ms in a
+  // row, though the browser may offer 50), so the first search is quick and a keystroke or
+  // click never waits long for it.
   var idle = window.requestIdleCallback ||
     function (f) { return setTimeout(function () { f({ timeRemaining: function () { return 10; } }); }, 30); };
   var indexed = 0;
   function indexSome(deadline) {
-    while (indexed < questions.length && deadline.timeRemaining() > 1) fieldsOf(questions[indexed++]);
+    var until = Date.now() + 8;
+    while (indexed < questions.length && deadline.timeRemaining() > 1 && Date.now() < until) {
+      fieldsOf(questions[indexed++]);
+    }
     if (indexed < questions.length) idle(indexSome);
   }
   idle(indexSome);
