@@ -194,6 +194,30 @@ def test_a_small_edit_goes_into_the_delta_and_the_next_build_reads_it(tmp_path, 
     assert bundle.read_bytes() != before and not delta.exists()
 
 
+def test_a_new_bundle_keeps_what_the_delta_held_of_kinds_the_build_did_not_use(tmp_path, monkeypatch):
+    """A build that changed nothing reads no rendered piece; when it writes a new bundle, the
+    edited question's pieces (in the delta) go into it, as the last bundle's own do."""
+    from ainfra_cards import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "REBUNDLE_SHARE", 0.9)
+    bank = _bank(tmp_path)
+    cache = tmp_path / "cache"
+    _build(bank, cache)
+    _replace(bank / "01-基础/001-a.md", "丙 **粗体**", "丁")
+    edited = _build(bank, cache)  # the edited question's pieces go into the delta
+    monkeypatch.setattr(cache_mod, "REBUNDLE_SHARE", -1.0)  # the next build writes a new bundle
+    assert _build(bank, cache) == edited  # changed nothing: renders nothing, writes no output
+    assert not list((cache / "ainfra-cards" / "bundle").rglob("*.delta.bin"))
+    for entry in cache.rglob("*.json"):
+        if entry.parent.parent.name != "output":
+            entry.unlink()
+    for name in ("study.html", "ainfra-cards.apkg"):
+        (tmp_path / "decks" / name).unlink()
+    calls = _markdown_calls(monkeypatch)
+    assert _build(bank, cache) == edited
+    assert calls == []
+
+
 @pytest.mark.parametrize("damage", ["garbage", "empty", "truncated", "removed"])
 def test_a_broken_delta_is_a_miss_not_an_error(tmp_path, monkeypatch, damage):
     from ainfra_cards import cache as cache_mod

@@ -225,8 +225,8 @@ class Cache:
         path, self._bundle_path = self._bundle_path, None
         old, delta, pending, used = self._bundled, self._delta, self._pending, self._used
         self._bundled, self._delta, self._pending, self._used, self._fallback = {}, {}, set(), {}, {}
-        kinds = {name.split("/", 1)[0] for name in used}
-        kept = {name: packed for name, packed in old.items() if name.split("/", 1)[0] not in kinds}
+        kinds = {_kind(name) for name in used}
+        kept = {name: packed for name, packed in {**old, **delta}.items() if _kind(name) not in kinds}
         new = sum(1 for name in used if name not in old)
         dropped = sum(1 for name in old if name not in used and name not in kept)
         if rebundle and (new > REBUNDLE_SHARE * len(used) or dropped > REBUNDLE_SHARE * len(old)):
@@ -234,7 +234,7 @@ class Cache:
                 _delta_file(path).unlink(missing_ok=True)  # its entries are in the bundle now
                 return
         elif rebundle:
-            added = {name: packed for name, packed in delta.items() if name.split("/", 1)[0] not in kinds}
+            added = {name: packed for name, packed in kept.items() if name in delta}
             added.update((name, packed) for name, packed in used.items() if name not in old)
             if added.keys() == delta.keys():  # entries are named by what they hold: the same delta
                 return
@@ -293,6 +293,11 @@ class Cache:
             stamp.touch()
             os.utime(stamp, (now, now))
         return removed
+
+
+def _kind(name: str) -> str:
+    """The kind of a bundled entry, from its name ("kind/key")."""
+    return name.split("/", 1)[0]
 
 
 def _delta_file(bundle: Path) -> Path:
