@@ -477,14 +477,14 @@
 
   // ---- start ----------------------------------------------------------------------------------
   show(decodeURIComponent(location.hash.slice(1)), false);
-  // Read the articles' text for search in idle moments, a few at a time (at most ~8 ms in a
+  // Read the articles' text for search in idle moments, a few at a time (at most ~20 ms in a
   // row, though the browser may offer 50), so the first search is quick and a keystroke or
   // click never waits long for it.
   var idle = window.requestIdleCallback ||
     function (f) { return setTimeout(function () { f({ timeRemaining: function () { return 10; } }); }, 30); };
   var indexed = 0;
   function indexSome(deadline) {
-    var until = Date.now() + 8;
+    var until = Date.now() + 20;
     while (indexed < questions.length && deadline.timeRemaining() > 1 && Date.now() < until) {
       fieldsOf(questions[indexed++]);
     }
