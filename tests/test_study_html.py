@@ -17,7 +17,7 @@ from conftest import question_md, write_bank
 from ainfra_cards.bank import load_bank
 from ainfra_cards.build import render_bank
 from ainfra_cards.config import Branding
-from ainfra_cards.outputs.study import default_branding, render_study_html
+from ainfra_cards.outputs.study import default_branding, study_html
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -134,7 +134,7 @@ def make_bank(root: Path) -> Path:
 
 def render(root: Path, branding: Branding | None = None) -> str:
     page = render_bank(root)
-    return render_study_html(page.bank, page.rendered, branding or Branding())
+    return study_html(page.bank, page.rendered, branding or Branding()).decode("utf-8")
 
 
 @pytest.fixture(scope="module")

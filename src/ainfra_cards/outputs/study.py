@@ -366,17 +366,6 @@ def _csp(*scripts: str) -> str:
     )
 
 
-def render_study_html(
-    bank: Bank,
-    rendered: Callable[[Question], RenderedQuestion],
-    branding: Branding = NO_BRANDING,
-    cache: Cache | None = None,
-    guids: Guids | None = None,
-) -> str:
-    """The whole bank as one self-contained HTML document (see study_html)."""
-    return study_html(bank, rendered, branding, cache, guids).decode("utf-8")
-
-
 def study_html(
     bank: Bank,
     rendered: Callable[[Question], RenderedQuestion],
