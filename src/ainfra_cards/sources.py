@@ -46,14 +46,9 @@ class Listing:
     module_dirs: list[str]
 
 
-def read_text(abspath: Path, rel: str, problems: Collector) -> str | None:
-    """Read a file as UTF-8 (BOM allowed), normalise line ends; report what stops that."""
-    read = read_source(abspath, rel, problems)
-    return None if read is None else read[1]
-
-
 def read_source(abspath: Path, rel: str, problems: Collector) -> tuple[bytes, str] | None:
-    """A file's bytes, and its text as read_text() gives it; None when it cannot be read."""
+    """A file's bytes, and its text: read as UTF-8 (BOM allowed), line ends normalised; None
+    (and the problem reported) when it cannot be read."""
     try:
         size = abspath.stat().st_size
         if size > MAX_FILE_BYTES:
