@@ -94,6 +94,7 @@ class Rendered:
     cache: Cache
     warnings: list[Problem] = field(default_factory=list)
     _memo: dict[str, RenderedQuestion] = field(default_factory=dict, repr=False)
+    _keys: dict[str, str] = field(default_factory=dict, repr=False)  # see _digests_key
     guids: dict[tuple[str, int], str] = field(default_factory=dict)  # (question key, item) -> note GUID
 
     def guid(self, q: Question, p: MemoryPoint) -> str | None:
@@ -228,6 +229,7 @@ def plan(paths: Paths, now: int, cache: Cache = NO_CACHE, progress: Progress | N
         cache=cache,
         warnings=page.warnings,
         _memo=page._memo,
+        _keys=page._keys,
         guids=assignment.guids,
         notes=notes,
         content=content,
@@ -291,8 +293,12 @@ def _note_fields(page: Rendered, q: Question) -> NoteFields:
 
 
 def _digests_key(page: Rendered, q: Question) -> str:
-    parts = (q.source_key, str(q.path), q.module, q.number, q.tags, sorted(page.media_names(q)))
-    return digest(render_key(), *parts)
+    """The cache name of one question's note digests and fields (asked for twice per build)."""
+    key = page._keys.get(str(q.path))
+    if key is None:
+        parts = (q.source_key, str(q.path), q.module, q.number, q.tags, sorted(page.media_names(q)))
+        key = page._keys[str(q.path)] = digest(render_key(), *parts)
+    return key
 
 
 def _cached_digests(page: Rendered, q: Question) -> list[str] | None:
