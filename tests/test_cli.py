@@ -154,8 +154,8 @@ def test_stats_lists_retired_points_for_learners_who_pulled_the_change(tmp_path)
 
 
 def test_the_command_reports_and_exits_as_main_does(tmp_path):
-    """The command itself (run(): main, then an exit that skips the interpreter's teardown)
-    in a real process: everything printed arrives, and the exit status is main's."""
+    """The command itself in a real process: everything printed arrives, and the exit status
+    is main's."""
     import subprocess
     import sys
 

@@ -1,33 +1,23 @@
-"""The .apkg's collection: batched rows equal genanki's own, and a cached collection image
-gives the same bytes without genanki.
-
-The deck's notes and cards are inserted in two batches rather than through genanki's Note and
-Card objects, and the collection before any note is loaded from a cached image. These tests
-hold both to what genanki itself writes, table by table and row by row.
-"""
+"""The .apkg's collection, as genanki writes it through the Note and Model this tool extends:
+per-note times, ids and due order (real-Anki behaviour is in test_anki_roundtrip.py)."""
 
 from __future__ import annotations
 
 import io
-import itertools
-import os
+import json
 import sqlite3
-import subprocess
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
-import genanki
 import pytest
 from conftest import question_md, write_bank
 
 from ainfra_cards import notetype as nt
 from ainfra_cards.build import Paths, plan
-from ainfra_cards.cache import NO_CACHE, Cache
 from ainfra_cards.outputs import deck as deck_mod
-from ainfra_cards.outputs.deck import NOTE_ID_BASE, DeckOutput, deck_name, genanki_model, package_bytes
+from ainfra_cards.outputs.deck import NOTE_ID_BASE, package_bytes
 
 TABLES = ("col", "notes", "cards", "revlog", "graves")
 
@@ -41,37 +31,6 @@ def _bank(root: Path) -> Path:
             "03-进阶/031-c.md": question_md(31, "丙", ["1. **表**：见 [第 1 题](../01-基础/001-a.md)"]),
         },
     )
-
-
-def _genanki_package(cards: list[Any], notetype_mod: int) -> bytes:
-    """The collection as genanki writes it note by note (what this tool did before batching)."""
-
-    class TimedNote(genanki.Note):  # type: ignore[misc]
-        def __init__(self, mod: int, **kwargs: Any):
-            super().__init__(**kwargs)
-            self.mod = mod
-
-        def write_to_db(self, cursor, timestamp, deck_id, id_gen):  # type: ignore[no-untyped-def]
-            super().write_to_db(cursor, self.mod, deck_id, id_gen)
-
-    model = genanki_model(notetype_mod)  # the notetype as this tool hands it to genanki
-    decks: dict[int, genanki.Deck] = {}
-    for position, card in enumerate(cards):
-        did = nt.deck_id(card.module.number)
-        deck = decks.setdefault(did, genanki.Deck(did, deck_name(card.module)))
-        fields = [card.fields.get(name, "") for name in nt.FIELDS]
-        deck.add_note(
-            TimedNote(card.mod, model=model, fields=fields, tags=card.tags, guid=card.guid, due=position)
-        )
-    root = genanki.Deck(nt.ROOT_DECK_ID, nt.ROOT_DECK_NAME)
-    stamp = max([notetype_mod, *(c.mod for c in cards)])
-    with tempfile.TemporaryDirectory() as tmp:
-        conn = sqlite3.connect(Path(tmp) / "c.anki2")
-        package = genanki.Package([root, *sorted(decks.values(), key=lambda d: d.deck_id)])
-        package.write_to_db(conn.cursor(), stamp, itertools.count(stamp * NOTE_ID_BASE))
-        conn.commit()
-        conn.close()
-        return (Path(tmp) / "c.anki2").read_bytes()
 
 
 def _rows(collection: bytes) -> dict[str, list[Any]]:
@@ -97,58 +56,28 @@ def built(tmp_path):
     return plan(Paths.default(_bank(tmp_path)), 1_800_000_000)
 
 
-def test_the_batched_collection_is_row_for_row_what_genanki_writes(built):
-    cards = built.cards
-    assert len({c.module for c in cards}) == 2 and len({c.mod for c in cards}) == 1
-    ours = package_bytes(cards, built.lock.notetype_mod, {})
-    assert _rows(_collection_of(ours)) == _rows(_genanki_package(cards, built.lock.notetype_mod))
-
-
-def test_notes_with_their_own_times_keep_genanki_numbering(built):
-    """Different note times (the newest gives the ids' base), as after an edit."""
+def test_notes_cards_and_notetype_carry_their_own_times(built):
+    """Each note and its cards carry the time their content last changed; the notetype, its own."""
     from dataclasses import replace
 
     cards = [replace(c, mod=1_700_000_000 + 3600 * i) for i, c in enumerate(built.cards)]
-    ours = package_bytes(cards, built.lock.notetype_mod, {})
-    assert _rows(_collection_of(ours)) == _rows(_genanki_package(cards, built.lock.notetype_mod))
+    rows = _rows(_collection_of(package_bytes(cards, 1_600_000_000, {})))
+    by_id = {n[0]: n for n in rows["notes"]}
+    assert sorted(n[3] for n in rows["notes"]) == sorted(c.mod for c in cards)
+    assert {n[1]: n[3] for n in rows["notes"]} == {c.guid: c.mod for c in cards}
+    assert all(card[4] == by_id[card[1]][3] for card in rows["cards"])
+    newest = max(c.mod for c in cards)
+    assert min(by_id) == newest * NOTE_ID_BASE  # ids count up from the newest time
+    models = json.loads(rows["col"][0][9])
+    assert [m["mod"] for m in models.values()] == [1_600_000_000]
 
 
-def test_a_cached_collection_image_gives_the_same_bytes(built, tmp_path):
-    cache = Cache(tmp_path / "cache")
-    cold = package_bytes(built.cards, built.lock.notetype_mod, {}, NO_CACHE)
-    first = package_bytes(built.cards, built.lock.notetype_mod, {}, cache)
-    assert (cache.hits, cache.misses) == (0, 1)
-    again = package_bytes(built.cards, built.lock.notetype_mod, {}, cache)
-    assert cache.hits == 1
-    assert cold == first == again
-
-
-def test_a_rebuild_of_the_deck_does_not_load_genanki(tmp_path):
-    """After an edit the deck is packaged from the cached collection image alone."""
-    bank = _bank(tmp_path)
-    script = (
-        "import sys\n"
-        "from pathlib import Path\n"
-        "from ainfra_cards.build import BuildRequest, run_build\n"
-        "run_build(BuildRequest(Path(sys.argv[1]), now=1800000000))\n"
-        "print('genanki' in sys.modules)\n"
-    )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-
-    def build() -> str:
-        out = subprocess.run(
-            [sys.executable, "-c", script, str(bank)], env=env, capture_output=True, text=True
-        )
-        assert out.returncode == 0, out.stderr
-        return out.stdout.strip()
-
-    assert build() == "True"  # a first build has no image yet: genanki writes one
-    path = bank / "01-基础/002-b.md"
-    path.write_text(path.read_text("utf-8").replace("戊", "己"), "utf-8")
-    assert build() == "False"
-    assert DeckOutput(tmp_path / "decks" / "ainfra-cards.apkg").is_current(
-        plan(Paths.default(bank), 1_800_000_000)
-    )
+def test_cards_are_due_in_bank_order_in_their_module_decks(built):
+    cards = built.cards
+    rows = _rows(_collection_of(package_bytes(cards, 1_600_000_000, {})))
+    guid_of = {n[0]: n[1] for n in rows["notes"]}
+    due = {guid_of[c[1]]: (c[2], c[8]) for c in rows["cards"]}
+    assert due == {c.guid: (nt.deck_id(c.module.number), i) for i, c in enumerate(cards)}
 
 
 def test_the_file_copy_of_the_database_holds_every_row():

@@ -15,7 +15,7 @@ import pytest
 from conftest import question_md, write_bank
 
 from ainfra_cards.bank import load_bank
-from ainfra_cards.build import render_bank
+from ainfra_cards.build import Paths, plan
 from ainfra_cards.config import Branding
 from ainfra_cards.outputs.study import default_branding, study_html
 
@@ -133,8 +133,8 @@ def make_bank(root: Path) -> Path:
 
 
 def render(root: Path, branding: Branding | None = None) -> str:
-    page = render_bank(root)
-    return study_html(page.bank, page.rendered, branding or Branding()).decode("utf-8")
+    page = plan(Paths.default(root), 1_800_000_000)
+    return study_html(page.bank, page.question, branding or Branding()).decode("utf-8")
 
 
 @pytest.fixture(scope="module")

@@ -1,34 +1,40 @@
 """Load a whole bank: read every file, parse every question, check the bank as a whole.
 
-Parsing a file is a pure function of its text, so each parsed question is kept in the build
-cache under a hash of the file and of the parser's own code; an unchanged file is read back
-instead of parsed again. Its images are checked again every time (they are other files).
+Parsing one file is a pure function of the file (parse_source); load_bank takes the parser as
+a parameter, so that build.py can hand it one that reuses earlier results.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from .cache import NO_CACHE, Cache
 from .errors import CardsError, Collector, Problem
 from .lockfile import LockEntry, load_lock
-from .media import find_images
-from .model import Bank, MemoryPoint, Module, Page, Question
+from .model import Bank, Page, Question
 from .parse import H1_RE, module_of, parse_question
 from .sources import MODULE_DIR_RE, SourceFile, list_bank
-from .util import code_key, digest
 
 # progress(items, total, label) yields items while showing progress (the CLI draws a bar).
 Progress = Callable[[Iterable[Any], int, str], Iterable[Any]]
+# parse(source, bank root) -> the question (None if unusable) and the file's problems
+Parse = Callable[[SourceFile, Path], "tuple[Question | None, list[Problem]]"]
 _RANGE_RE = re.compile(r"(\d+)\s*[–—~\-－]\s*(\d+)")
 
 
+def parse_source(src: SourceFile, root: Path) -> tuple[Question | None, list[Problem]]:
+    """One question file parsed, with its problems."""
+    local = Collector()
+    question = parse_question(src, local, root)
+    if question is not None:
+        question.source_key = src.source_key
+    return question, local.problems
+
+
 def load_bank(
-    root: Path, progress: Progress | None = None, strict: bool = True, cache: Cache = NO_CACHE
+    root: Path, progress: Progress | None = None, strict: bool = True, parse: Parse = parse_source
 ) -> tuple[Bank, Collector]:
     """Parse the bank at root; raise CardsError listing every error (unless strict is False)."""
     problems = Collector()
@@ -36,7 +42,12 @@ def load_bank(
     sources: Iterable[SourceFile] = listing.questions
     if progress is not None:
         sources = progress(listing.questions, len(listing.questions), "Parsing questions")
-    questions = [q for src in sources if (q := _question(src, problems, root, cache)) is not None]
+    questions = []
+    for src in sources:
+        question, found = parse(src, root)
+        problems.problems.extend(found)
+        if question is not None:
+            questions.append(question)
     questions.sort(key=lambda q: (q.number, str(q.path)))
     pages = [_page(src) for src in listing.pages]
     front = next((p for p in pages if str(p.path) == "README.md"), None)
@@ -54,69 +65,6 @@ def load_bank(
     if strict and problems.errors:
         raise CardsError(problems.problems)
     return bank, problems
-
-
-PARSE_CODE = ("sources.py", "parse.py", "items.py", "markup.py", "model.py")
-
-
-def _question(src: SourceFile, problems: Collector, root: Path, cache: Cache) -> Question | None:
-    """Parse one question file, or read it back from the cache if this very text was parsed."""
-    source_key = src.source_key
-    key = digest(
-        code_key(*PARSE_CODE),
-        source_key,
-        src.body_line,
-        src.front,
-        src.front_lines,
-        src.number,
-        src.module_dir,
-    )
-    hit = cache.get("parse", key)
-    if isinstance(hit, dict):
-        return _question_from_cache(hit, src, source_key, problems, root)
-    local = Collector()
-    question = parse_question(src, local, root)
-    problems.problems.extend(local.problems)
-    if question is not None and not local.errors:
-        question.source_key = source_key
-        data = {
-            "question": _question_data(question),
-            "warnings": [asdict(w) for w in local.warnings],
-            "has_images": bool(question.media),
-        }
-        cache.put("parse", key, data)
-    return question
-
-
-def _question_from_cache(
-    hit: dict[str, Any], src: SourceFile, source_key: str, problems: Collector, root: Path
-) -> Question | None:
-    """A question read back from the cache; its warnings again, and its images checked again."""
-    question = _question_from_data(hit["question"])
-    problems.problems.extend(Problem(**w) for w in hit["warnings"])
-    if hit["has_images"]:
-        before = len(problems.errors)
-        question.media = find_images(src.text, src.abspath, root, str(src.path), src.body_line, problems)
-        if len(problems.errors) > before:
-            return None
-    question.source_key = source_key
-    return question
-
-
-def _question_data(q: Question) -> dict[str, Any]:
-    data = asdict(q)
-    data["path"] = str(q.path)
-    del data["media"], data["source_key"]
-    return data
-
-
-def _question_from_data(data: dict[str, Any]) -> Question:
-    data = dict(data)
-    data["path"] = PurePosixPath(data["path"])
-    data["module"] = Module(**data["module"])
-    data["points"] = [MemoryPoint(**p) for p in data["points"]]
-    data["extra_sections"] = [tuple(pair) for pair in data["extra_sections"]]
-    return Question(**data)
 
 
 def _page(src: SourceFile) -> Page:

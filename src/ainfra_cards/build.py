@@ -1,165 +1,48 @@
-"""The build, top to bottom: bank -> GUIDs -> rendered cards -> outputs. Gather, then write.
+"""The build, top to bottom: bank -> GUIDs -> rendered cards -> outputs. Plan, then write.
 
-plan() parses the bank, matches it against the lock, renders every piece of Markdown once
-(through the cache) and computes the next lock; it writes nothing. run_build() then hands the
-plan to each output in turn: write it, or (``--check``) say whether the file on disk is current.
-A build that fails or is killed leaves the previous outputs as they were: each is written to a
-temporary file and renamed into place, the lock last.
+plan() parses the bank, matches it against the lock, digests every note and computes the next
+lock; it writes nothing. run_build() then hands the Plan to each output in turn: write it, or
+(``--check``) say whether the file on disk is current. A build that fails or is killed leaves
+the previous outputs as they were: each is written to a temporary file and renamed into place,
+the lock last.
+
+This is the one place that decides what to reuse from earlier builds: every stage it calls is
+a pure function, and the Memo (memo.py) keeps their results under a hash of their inputs and of
+the whole package's code.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from types import ModuleType
 from typing import Literal
 
 from . import notetype as nt
-from .bank import Progress, load_bank
-from .cache import NO_CACHE, Cache
+from .bank import Progress, load_bank, parse_source
 from .config import Branding, load_branding
 from .errors import CardsError, Collector, Problem
-from .ids import Assignment, Judgement, assign, recall_forms
-from .lockfile import GENERATOR, Lock, LockEntry, dump_lock, load_lock, next_lock
+from .ids import Assignment, assign
+from .lockfile import Lock, next_lock, read_lock
 from .media import anki_name
-from .model import Bank, Card, MemoryPoint, Module, Question
+from .memo import NO_MEMO, Memo
+from .model import Bank, Module, Question
 from .outputs import Output, Written, stale_outputs, write_outputs
 from .outputs.deck import DeckOutput
 from .outputs.lock import LockOutput
-from .outputs.study import StudyOutput
-from .render import RenderedQuestion, card_fields, question_fields, render_key, render_question
-from .util import digest, without_cycle_collector, writing
+from .outputs.study import StudyOutput, render_page
+from .paths import STUDY_FILE, Paths, build_lock
+from .plan import ModuleChanges, NoteRef, Plan, note_digests
+from .render import RenderedQuestion, render_question
+from .sources import SourceFile
 
-DECK_FILE = "ainfra-cards.apkg"
-LOCK_FILE = "ainfra-cards.lock.yaml"
-STUDY_FILE = "study.html"
 Mode = Literal["write", "dry-run", "check"]
-
-
-@dataclass(frozen=True)
-class Paths:
-    """Where a build reads and writes."""
-
-    questions: Path
-    deck: Path
-    lock: Path
-    study: Path | None = None  # study.html; None for a deck of selected modules
-    seed: Path | None = None  # the bank's own lock, read (never written) while `lock` does not exist
-
-    @classmethod
-    def default(
-        cls,
-        questions: Path,
-        output: Path | None = None,
-        lock: Path | None = None,
-        modules: tuple[str, ...] = (),
-        study: Path | None = None,
-    ) -> Paths:
-        """Every output goes beside the deck: decks/ beside the bank folder (so each bank has its
-        own), unless output names another file. A lock written elsewhere starts from the bank's
-        own lock (so GUIDs carry over) and leaves that one untouched."""
-        decks = questions.resolve().parent / "decks"
-        if output is None:
-            suffix = "".join(f"-{m.split('-')[0]}" for m in modules)
-            output = decks / (DECK_FILE if not modules else f"ainfra-cards{suffix}.apkg")
-        if study is None and not modules:
-            study = output.parent / STUDY_FILE
-        if lock is None:
-            lock = output.parent / LOCK_FILE
-        home = decks / LOCK_FILE
-        seed = home if lock.resolve() != home.resolve() else None
-        return cls(questions, output, lock, study, seed)
-
-    def lock_to_read(self) -> Path:
-        return self.lock if self.lock.exists() or self.seed is None else self.seed
-
-
-@dataclass
-class ModuleChanges:
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    retired: int = 0
-
-
-@dataclass
-class Rendered:
-    """The parsed bank, each question rendered on first use (through the cache)."""
-
-    bank: Bank
-    cache: Cache
-    warnings: list[Problem] = field(default_factory=list)
-    _memo: dict[str, RenderedQuestion] = field(default_factory=dict, repr=False)
-    _keys: dict[str, str] = field(default_factory=dict, repr=False)  # see _digests_key
-    guids: dict[tuple[str, int], str] = field(default_factory=dict)  # (question key, item) -> note GUID
-
-    def guid(self, q: Question, p: MemoryPoint) -> str | None:
-        return self.guids.get((q.key, p.index))
-
-    def rendered(self, q: Question) -> RenderedQuestion:
-        key = str(q.path)
-        if key not in self._memo:
-            self._memo[key] = render_question(q, self.cache)
-        return self._memo[key]
-
-    def media_names(self, q: Question) -> list[str]:
-        return [anki_name(path) for path in q.media.values()]
-
-
-@dataclass(frozen=True)
-class NoteRef:
-    """A memory point and the note it is: its GUID and the time its content last changed."""
-
-    question: Question
-    point: MemoryPoint
-    guid: str
-    mod: int
-
-
-@dataclass
-class Built(Rendered):
-    """Everything a build would write, computed without writing anything.
-
-    The notes' rendered fields are made only when something asks for cards (writing a deck): a
-    build whose outputs are all current needs only each note's content digest, which the cache
-    keeps per question file.
-    """
-
-    notes: list[NoteRef] = field(default_factory=list)  # every memory point of the bank, in order
-    content: dict[str, str] = field(default_factory=dict)  # guid -> digest of the note's content
-    lock: Lock = field(default_factory=Lock)
-    changes: dict[str, ModuleChanges] = field(default_factory=dict)
-    assignment: Assignment = field(default_factory=lambda: Assignment({}, set(), []))
-    media: dict[str, Path] = field(default_factory=dict)  # Anki media name -> file
-    _cards: list[Card] | None = field(default=None, repr=False)
-
-    @property
-    def cards(self) -> list[Card]:
-        """Every note with its rendered fields, in bank order."""
-        if self._cards is None:
-            by_question: dict[int, dict[int, NoteRef]] = {}
-            for n in self.notes:
-                by_question.setdefault(id(n.question), {})[n.point.index] = n
-            self._cards = []
-            for q in self.bank.questions:
-                self._cards += _question_cards(q, _note_fields(self, q), by_question.get(id(q), {}))
-        return self._cards
-
-    @property
-    def lock_text(self) -> str:
-        return dump_lock(self.lock, GENERATOR)
-
-    @property
-    def retired(self) -> list[LockEntry]:
-        return self.assignment.retired
-
-    @property
-    def judgements(self) -> list[Judgement]:
-        return self.assignment.judgements
+__all__ = ["BuildRequest", "BuildResult", "Mode", "Paths", "plan", "run_build", "run_html"]
 
 
 def build_time() -> int:
@@ -189,30 +72,21 @@ def select_modules(bank: Bank, wanted: Iterable[str]) -> list[Module]:
     return chosen
 
 
-def render_bank(questions: Path, cache: Cache = NO_CACHE, progress: Progress | None = None) -> Rendered:
-    """Parse the bank and give each memory point its GUID from the bank's lock (read only);
-    questions are rendered when first asked for."""
-    bank, problems = load_bank(questions, progress, cache=cache)
-    lock = load_lock(Paths.default(questions).lock_to_read(), cache)
-    recall_forms(cache, lock)
-    guids = assign(bank.questions, lock).guids
-    return Rendered(bank, cache, problems.warnings, guids=guids)
+# ---------------------------------------------------------------------------------------------
+# The plan, each stage through the memo
 
 
-def plan(paths: Paths, now: int, cache: Cache = NO_CACHE, progress: Progress | None = None) -> Built:
+def plan(paths: Paths, now: int, memo: Memo = NO_MEMO, progress: Progress | None = None) -> Plan:
     """Parse, match against the lock, digest each note's content, and compute the next lock."""
-    bank, problems = load_bank(paths.questions, progress, cache=cache)
-    page = Rendered(bank, cache, problems.warnings)
-    questions = page.bank.questions
-    old = load_lock(paths.lock_to_read(), cache)
-    recall_forms(cache, old)  # what matching would compute, cached when that lock was written
-    assignment = assign(questions, old)
+    bank, problems = load_bank(paths.questions, progress, parse=_memo_parse(memo))
+    questions = bank.questions
+    old = _load_lock(paths.lock_to_read(), memo)
+    assignment = memo.get_or(
+        "assign", (_lock_key(old), _questions_key(questions)), lambda: assign(questions, old)
+    )
+    rendered: dict[str, RenderedQuestion] = {}
     content: dict[str, str] = {}
-    cached = {str(q.path): d for q in questions if (d := _cached_digests(page, q)) is not None}
-    _render_in_parallel(page, [q for q in questions if str(q.path) not in cached], progress)
-    for q in questions:
-        hit = cached.get(str(q.path))
-        digests = hit if hit is not None else _content_digests(page, q)
+    for q, digests in zip(questions, _digests(questions, memo, rendered, progress), strict=True):
         content.update(
             (assignment.guids[(q.key, p.index)], d) for p, d in zip(q.points, digests, strict=True)
         )
@@ -223,146 +97,118 @@ def plan(paths: Paths, now: int, cache: Cache = NO_CACHE, progress: Progress | N
     mods = {e.guid: e.mod for e in lock.entries}
     notes = [NoteRef(q, p, g, mods[g]) for q, p, g in points]
     media = {anki_name(path): path for q in questions for path in q.media.values()}
-    changes = _changes(page.bank, notes, content, old, assignment)
-    return Built(
-        bank=page.bank,
-        cache=cache,
-        warnings=page.warnings,
-        _memo=page._memo,
-        _keys=page._keys,
-        guids=assignment.guids,
-        notes=notes,
-        content=content,
-        lock=lock,
-        changes=changes,
-        assignment=assignment,
-        media=media,
+    changes = _changes(bank, notes, content, old, assignment)
+    return Plan(bank, notes, content, lock, assignment, changes, media, problems.warnings, rendered)
+
+
+def _memo_parse(memo: Memo):  # type: ignore[no-untyped-def]
+    """parse_source through the memo. A question with images is parsed again every time: its
+    images are other files, checked as they are now."""
+
+    def parse(src: SourceFile, root: Path) -> tuple[Question | None, list[Problem]]:
+        parts = (
+            src.source_key,
+            src.body_line,
+            src.front,
+            src.front_lines,
+            src.number,
+            src.module_dir,
+            str(root),
+        )
+        question, problems = memo.get_or("parse", parts, lambda: parse_source(src, root))
+        if question is not None and question.media:
+            return parse_source(src, root)
+        return question, problems
+
+    return parse
+
+
+def _load_lock(path: Path, memo: Memo) -> Lock | None:
+    if not path.exists():
+        return None
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise CardsError(Problem(str(path), 1, f"cannot read lock file: {e}")) from e
+    lock = memo.get_or("lock", (hashlib.sha256(raw).digest(),), lambda: read_lock(raw, str(path)))
+    return lock
+
+
+def _lock_key(lock: Lock | None) -> object:
+    return (
+        None
+        if lock is None
+        else [(e.guid, e.question, e.index, e.cue, e.answer, e.status, e.id) for e in lock.entries]
     )
 
 
-def _tags(q: Question) -> list[str]:
-    tags = [f"{nt.TAG_ROOT}::{q.module.slug}", f"{nt.TAG_ROOT}::Q{q.number:03d}", *q.tags]
-    return sorted(set(tags), key=tags.index)
+def _questions_key(questions: list[Question]) -> object:
+    return [(q.key, q.number, str(q.path), q.source_key) for q in questions]
 
 
-NoteFields = tuple[dict[str, str], list[tuple[str, str]]]  # shared fields; each point's Front, Back
+def _question_key(q: Question) -> tuple[object, ...]:
+    """What a question's rendering and note digests are made from, besides the code."""
+    images = sorted((ref, anki_name(path)) for ref, path in q.media.items())
+    return (q.source_key, str(q.path), q.module, q.number, q.tags, images)
 
 
-def _question_cards(q: Question, fields: NoteFields, by_point: dict[int, NoteRef]) -> list[Card]:
-    """The notes of one question (by item number) with their rendered fields."""
-    shared, points = fields
-    tags = _tags(q)
-    return [
-        Card(
-            by_point[p.index].guid,
-            by_point[p.index].mod,
-            {"Front": front, "Back": back, **shared},
-            tags,
-            q.module,
-            q.number,
-        )
-        for p, (front, back) in zip(q.points, points, strict=True)
-    ]
+def _digests(
+    questions: list[Question], memo: Memo, rendered: dict[str, RenderedQuestion], progress: Progress | None
+) -> list[list[str]]:
+    """Each question's note digests; the questions rendered for them are added to rendered."""
+    keys = [memo.key("digests", *_question_key(q)) for q in questions]
+    found = [memo.get(key) for key in keys]
+    todo = [q for q, hit in zip(questions, found, strict=True) if hit is None]
+    rendered.update(render_all(todo, memo, progress))
+    for i, (q, key) in enumerate(zip(questions, keys, strict=True)):
+        if found[i] is None:
+            found[i] = note_digests(q, rendered[str(q.path)])
+            memo.put(key, found[i])
+    return found  # type: ignore[return-value]
 
 
-def _note_fields(page: Rendered, q: Question) -> NoteFields:
-    """One question's note fields, from the cache when this file was rendered before.
-
-    Kept apart from the content digests (which a build that changed nothing is content with):
-    only a build that writes a deck reads them, and then no unchanged question is rendered.
-    """
-    key = _digests_key(page, q)
-    hit = page.cache.get("fields", key)
-    if (
-        isinstance(hit, list)
-        and len(hit) == 2
-        and isinstance(hit[0], dict)
-        and all(isinstance(v, str) for v in hit[0].values())
-        and isinstance(hit[1], list)
-        and len(hit[1]) == len(q.points)
-        and all(
-            isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
-            for pair in hit[1]
-        )
-    ):
-        return hit[0], [(front, back) for front, back in hit[1]]
-    r = page.rendered(q)
-    fields = question_fields(q, r), [(cue.anki, answer.anki) for cue, answer in r.points]
-    page.cache.put("fields", key, fields)
-    return fields
+def render_all(
+    questions: list[Question], memo: Memo, progress: Progress | None = None
+) -> dict[str, RenderedQuestion]:
+    """Every given question rendered: from the memo, else now (over the machine's cores)."""
+    keys = {str(q.path): memo.key("render", *_question_key(q)) for q in questions}
+    out = {path: hit for path, key in keys.items() if (hit := memo.get(key)) is not None}
+    todo = [q for q in questions if str(q.path) not in out]
+    for q, r in zip(todo, _render_many(todo, progress), strict=True):
+        out[str(q.path)] = r
+        memo.put(keys[str(q.path)], r)
+    return out
 
 
-def _digests_key(page: Rendered, q: Question) -> str:
-    """The cache name of one question's note digests and fields (asked for twice per build)."""
-    key = page._keys.get(str(q.path))
-    if key is None:
-        parts = (q.source_key, str(q.path), q.module, q.number, q.tags, sorted(page.media_names(q)))
-        key = page._keys[str(q.path)] = digest(render_key(), *parts)
-    return key
-
-
-def _cached_digests(page: Rendered, q: Question) -> list[str] | None:
-    hit = page.cache.get("cards", _digests_key(page, q))
-    return hit if isinstance(hit, list) and len(hit) == len(q.points) else None
-
-
-PARALLEL_MIN_QUESTIONS = 24  # per worker: below this, starting a process costs more than it saves
+PARALLEL_MIN_QUESTIONS = 40  # per worker: below this, starting a process costs more than it saves
 MAX_WORKERS = 4
-_WORKER_PAGE: Rendered | None = None  # the page a forked worker inherits (set only around a pool)
 
 
-def _render_in_parallel(page: Rendered, todo: list[Question], progress: Progress | None) -> None:
-    """Render the questions the cache does not have, split over the machine's cores.
+def _render_many(todo: list[Question], progress: Progress | None) -> Iterable[RenderedQuestion]:
+    """Render questions, over several processes when there are enough of them.
 
-    Rendering is pure CPU (Markdown, Pygments, nh3, MathML) and each question is independent,
-    so on a cold build two processes nearly halve it. Forked workers share the parsed bank;
-    each sends back its RenderedQuestions (plain strings) and writes its own cache entries.
+    Rendering is pure CPU (Markdown, Pygments, nh3, MathML) and each question is independent.
+    Workers are started with 'spawn' (the same on Linux, macOS and Windows) and return plain
+    data, so the result is the same however many there are.
     """
-    global _WORKER_PAGE
     workers = min(len(todo) // PARALLEL_MIN_QUESTIONS, os.cpu_count() or 1, MAX_WORKERS)
-    if workers < 2 or "fork" not in _multiprocessing().get_all_start_methods():
-        items: Iterable[Question] = todo
-        if progress is not None and todo:
-            items = progress(todo, len(todo), "Rendering        ")
-        for q in items:
-            page.rendered(q)
-        return
-    chunks = [todo[i::workers] for i in range(workers)]
-    _WORKER_PAGE = page
-    try:
-        with _multiprocessing().get_context("fork").Pool(workers) as pool:
-            results = pool.map(_render_chunk, [[str(q.path) for q in chunk] for chunk in chunks])
-    finally:
-        _WORKER_PAGE = None
-    for chunk, rendered in zip(chunks, results, strict=True):
-        page._memo.update(zip((str(q.path) for q in chunk), rendered, strict=True))
+    results: Iterable[RenderedQuestion]
+    if workers < 2:
+        results = map(render_question, todo)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        results = _closing(pool, pool.map(render_question, todo, chunksize=8))
+    if progress is not None and todo:
+        results = progress(results, len(todo), "Rendering        ")
+    return list(results)
 
 
-def _multiprocessing() -> ModuleType:
-    import multiprocessing  # only when rendering is split: importing it costs 15 ms
-
-    return multiprocessing
-
-
-def _render_chunk(paths: list[str]) -> list[RenderedQuestion]:
-    assert _WORKER_PAGE is not None
-    _WORKER_PAGE.cache.detach()  # this process's entries go to files; the parent keeps the bundle
-    by_path = {str(q.path): q for q in _WORKER_PAGE.bank.questions}
-    return [render_question(by_path[p], _WORKER_PAGE.cache) for p in paths]
-
-
-def _content_digests(page: Rendered, q: Question) -> list[str]:
-    """Each note's content digest for one question: what its fields, tags and deck hash to.
-
-    Kept in the cache under everything the fields are made from, so a build that changed
-    nothing renders nothing.
-    """
-    key = _digests_key(page, q)
-    r = page.rendered(q)
-    shared, tags, deck = question_fields(q, r), _tags(q), nt.deck_id(q.module.number)
-    digests = [digest(card_fields(shared, cue, answer), tags, deck) for cue, answer in r.points]
-    page.cache.put("cards", key, digests)
-    return digests
+def _closing(pool, results):  # type: ignore[no-untyped-def]
+    with pool:
+        yield from results
 
 
 def _changes(
@@ -385,6 +231,18 @@ def _changes(
     return changes
 
 
+def fill_rendered(plan: Plan, memo: Memo) -> None:
+    """Everything an output renders from: every question and page of the bank, rendered."""
+    missing = [q for q in plan.bank.questions if str(q.path) not in plan.rendered]
+    plan.rendered.update(render_all(missing, memo))
+    for page in plan.bank.pages:
+        plan.page_bodies[page.path] = memo.get_or("page", (page.source_key,), partial(render_page, page))
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
 def outputs_for(paths: Paths, selected: list[Module], branding: Branding) -> list[Output]:
     """What a build writes, in order: the deck, study.html, and last the lock (it vouches for them)."""
     outputs: list[Output] = [DeckOutput(paths.deck, selected)]
@@ -392,6 +250,32 @@ def outputs_for(paths: Paths, selected: list[Module], branding: Branding) -> lis
         outputs.append(StudyOutput(paths.study, branding))
     outputs.append(LockOutput(paths.lock))
     return outputs
+
+
+def write_through_memo(outputs: list[Output], plan: Plan, memo: Memo) -> list[Written]:
+    """Write the outputs, leaving alone (not even rendering) each one whose file is as the
+    memo recorded it for this very fingerprint."""
+    records = {id(out): memo.key("output", str(out.path.resolve()), out.fingerprint(plan)) for out in outputs}
+
+    def as_recorded(out: Output) -> bool:
+        state = _file_state(out.path)
+        if state is not None and memo.get(records[id(out)]) == state:
+            return True
+        fill_rendered(plan, memo)
+        return False
+
+    written = write_outputs(outputs, plan, as_recorded)
+    for out in outputs:
+        memo.put(records[id(out)], _file_state(out.path))
+    return written
+
+
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 @dataclass(frozen=True)
@@ -412,7 +296,7 @@ class BuildRequest:
 class BuildResult:
     request: BuildRequest
     paths: Paths
-    built: Built
+    built: Plan
     outputs: list[Output]
     written: list[Written] = field(default_factory=list)
     stale: list[Path] = field(default_factory=list)
@@ -424,34 +308,31 @@ class BuildResult:
         return sum(1 for n in self.built.notes if not self.selected or n.question.module in self.selected)
 
 
-@without_cycle_collector
 def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildResult:
     """Plan the build, then write its outputs, or (mode 'check') compare them with the files."""
     paths = Paths.default(request.questions, request.output, request.lock, request.modules)
-    cache = Cache.default() if request.use_cache else NO_CACHE
-    # what the last build of this deck used, in one read (else what the bank's whole deck used)
-    cache.open_bundle(str(paths.deck.resolve()), str(Paths.default(request.questions).deck.resolve()))
     problems = Collector()
     branding = load_branding(request.questions, problems, request.branding)
     writes = request.mode == "write"  # read-only runs take no lock and create nothing
-    with build_lock(paths.lock) if writes else contextlib.nullcontext():
-        now = request.now if request.now is not None else build_time()
-        built = plan(paths, now, cache, progress)
-        selected = select_modules(built.bank, request.modules)
-        outputs = outputs_for(paths, selected, branding)
-        warnings = problems.warnings + built.warnings
-        result = BuildResult(request, paths, built, outputs, warnings=warnings, selected=selected)
-        if request.mode == "check":
-            result.stale = stale_outputs(outputs, built)
-        elif writes:
-            result.written = write_outputs(outputs, built, cache)
-            cache.close_bundle()
-            cache.sweep()
-        cache.close_bundle(rebundle=False)  # a read-only run keeps its entries, not a bundle
+    memo = Memo.default() if request.use_cache else NO_MEMO
+    try:
+        with build_lock(paths.lock) if writes else contextlib.nullcontext():
+            now = request.now if request.now is not None else build_time()
+            built = plan(paths, now, memo, progress)
+            selected = select_modules(built.bank, request.modules)
+            outputs = outputs_for(paths, selected, branding)
+            result = BuildResult(request, paths, built, outputs, warnings=problems.warnings + built.warnings)
+            result.selected = selected
+            if request.mode == "check":
+                fill_rendered(built, memo)
+                result.stale = stale_outputs(outputs, built)
+            elif writes:
+                result.written = write_through_memo(outputs, built, memo)
+    finally:
+        memo.close()
     return result
 
 
-@without_cycle_collector
 def run_html(
     questions: Path, output: Path | None, branding: Branding, use_cache: bool = True
 ) -> tuple[Path, int, list[Problem]]:
@@ -459,55 +340,10 @@ def run_html(
     problems = Collector()
     target = output or questions.resolve().parent / "decks" / STUDY_FILE
     full = load_branding(questions, problems, branding)
-    cache = Cache.default() if use_cache else NO_CACHE
-    cache.open_bundle(str(target.resolve()), str(Paths.default(questions).deck.resolve()))
-    page = render_bank(questions, cache)
-    write_outputs([StudyOutput(target, full)], page, page.cache)  # type: ignore[arg-type]
-    cache.close_bundle()
+    memo = Memo.default() if use_cache else NO_MEMO
+    try:
+        page = plan(Paths.default(questions), build_time(), memo)
+        write_through_memo([StudyOutput(target, full)], page, memo)
+    finally:
+        memo.close()
     return target, len(page.bank.questions), problems.warnings + page.warnings
-
-
-@contextlib.contextmanager
-def build_lock(lock_path: Path) -> Iterator[None]:
-    """Hold an exclusive lock for the read-lock/write-lock cycle; fail clearly if it is taken.
-
-    The marker file beside the lock is removed when the build ends. A build that opened the
-    marker just before it was removed would hold a lock nobody else sees, so after locking it
-    checks that the file it locked is still the one at the path, and tries again if not.
-    """
-    try:
-        import fcntl
-    except ImportError:  # Windows: no advisory locks; builds there must not overlap
-        yield
-        return
-    marker = lock_path.with_name(f".{lock_path.name}.building")
-    with writing(lock_path):
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-    for _ in range(MARKER_TRIES):
-        with writing(lock_path):
-            f = open(marker, "a+")  # noqa: SIM115 - held open for the whole build
-        with f:
-            try:
-                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as e:
-                raise CardsError(Problem(str(lock_path), 1, BUSY)) from e
-            if not _same_file(f, marker):
-                continue  # removed by the build that just finished: lock the new one instead
-            try:
-                yield
-            finally:
-                marker.unlink(missing_ok=True)  # before unlocking: nobody may lock a removed file
-                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-            return
-    raise CardsError(Problem(str(lock_path), 1, "could not take the build lock; run the build again"))
-
-
-MARKER_TRIES = 5
-BUSY = "another ainfra-cards build is writing this lock; wait for it to finish and run again"
-
-
-def _same_file(f: object, path: Path) -> bool:
-    try:
-        return os.fstat(f.fileno()).st_ino == os.stat(path).st_ino  # type: ignore[attr-defined]
-    except OSError:
-        return False

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from . import __version__
 from .bank import check_bank, stats
-from .build import BuildRequest, Mode, Paths, run_build, run_html
+from .build import BuildRequest, Mode, run_build, run_html
 from .config import Branding
 from .errors import CardsError, Problem
+from .paths import Paths
 from .report import build_report, check_report, retired_line, stats_table
 
 T = TypeVar("T")
@@ -207,25 +206,5 @@ def stats_command(questions: Path, retired: bool) -> None:
         _echo(retired_line(e) for e in gone)
 
 
-def run() -> NoReturn:
-    """The command (the console script, and ``python -m ainfra_cards.cli``): main(), then an
-    exit that skips tearing the interpreter down.
-
-    Freeing a build's few hundred thousand objects one by one takes about 50 ms, as much as a
-    rebuild that changed nothing spends on its work; by then every file is written and closed,
-    and the writer threads have finished. main is what tests and other Python code call."""
-    try:
-        main()
-        code = 0
-    except SystemExit as e:
-        if isinstance(e.code, str):
-            print(e.code, file=sys.stderr)
-        code = e.code if isinstance(e.code, int) else int(e.code is not None)
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing left to tell it
-            stream.flush()
-    os._exit(code)
-
-
 if __name__ == "__main__":
-    run()
+    main()

@@ -15,12 +15,9 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from .cache import Cache
 from .lockfile import Lock, LockEntry
 from .model import MemoryPoint, Question
-from .util import code_key, digest
 
 # Namespace of every GUID this tool makes: no other deck's GUIDs start with it, and it must
 # never change, or every learner's notes would be orphaned.
@@ -61,7 +58,7 @@ class Assignment:
 
 
 _NOT_COMPARED_RE = re.compile(r"[\s`*_]+")
-_FORMS: dict[str, str] = {}  # text -> its comparison form, made once per process or recalled
+_FORMS: dict[str, str] = {}  # text -> its comparison form, made once per process
 
 
 def comparison_form(text: str) -> str:
@@ -70,33 +67,6 @@ def comparison_form(text: str) -> str:
     if form is None:
         form = _FORMS[text] = _NOT_COMPARED_RE.sub("", text).lower()
     return form
-
-
-def _forms_key(lock_key: str) -> str:
-    return digest("forms", code_key("ids.py"), lock_key)
-
-
-def remember_forms(cache: Cache, lock_key: str, lock: Lock) -> None:
-    """Cache the comparison forms of a lock's cues and answers, by GUID, beside the lock's data
-    (lock_key names the file): matching the bank against that lock then makes none of them,
-    and making them is most of what matching costs."""
-    if cache.enabled:
-        forms = {e.guid: [comparison_form(e.cue), comparison_form(e.answer)] for e in lock.entries}
-        cache.put("forms", _forms_key(lock_key), forms, plain=True)
-
-
-def recall_forms(cache: Cache, lock: Lock | None) -> None:
-    """Take the comparison forms remember_forms() cached for this lock, if any and well formed."""
-    if lock is None or not lock.key:
-        return
-    hit = cache.get("forms", _forms_key(lock.key))
-    if not isinstance(hit, dict):
-        return
-    pairs: list[Any] = [hit.get(e.guid) for e in lock.entries]
-    if all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pairs):
-        for e, (cue, answer) in zip(lock.entries, pairs, strict=True):
-            _FORMS.setdefault(e.cue, cue)
-            _FORMS.setdefault(e.answer, answer)
 
 
 def similarity(a: str, b: str) -> float:

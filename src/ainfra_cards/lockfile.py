@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import __version__
-from .cache import NO_CACHE, Cache
 from .errors import CardsError, Problem, yaml_problem
 from .model import MemoryPoint, Question
-from .util import text_key
 
 LOCK_FORMAT = 1
 GENERATOR = f"ainfra-cards {__version__}"
@@ -49,35 +47,26 @@ class Lock:
     # The YAML text of each note as the file it was read from has it, by GUID: an unchanged note
     # is written back as it was instead of being dumped again (dumping is most of writing a lock).
     blocks: dict[str, tuple[LockEntry, str]] = field(default_factory=dict, repr=False, compare=False)
-    key: str = field(default="", repr=False, compare=False)  # lock_key() of the file it was read from
 
     def by_guid(self) -> dict[str, LockEntry]:
         return {e.guid: e for e in self.entries}
 
 
-def load_lock(path: Path, cache: Cache = NO_CACHE) -> Lock | None:
-    """Read a lock file; None if it does not exist. Raise CardsError if it is unusable.
-
-    Parsing YAML is the slow part of a build that changed nothing, so the parsed data of a valid
-    lock is cached by a hash of the file's bytes.
-    """
+def load_lock(path: Path) -> Lock | None:
+    """Read a lock file; None if it does not exist. Raise CardsError if it is unusable."""
     if not path.exists():
         return None
-    where = str(path)
     try:
         raw = path.read_bytes()
     except OSError as e:
-        raise CardsError(Problem(where, 1, f"cannot read lock file: {e}")) from e
-    key = lock_key(raw)
-    data = cache.get("lock", key)
-    if data is None:
-        data = _read_yaml(raw, where)
-        lock = _lock_from_data(data, where)
-        cache.put("lock", key, data)
-    else:
-        lock = _lock_from_data(data, where)
+        raise CardsError(Problem(str(path), 1, f"cannot read lock file: {e}")) from e
+    return read_lock(raw, str(path))
+
+
+def read_lock(raw: bytes, where: str) -> Lock:
+    """A lock file's bytes as a Lock (where names the file in errors)."""
+    lock = _lock_from_data(_read_yaml(raw, where), where)
     lock.blocks = _note_blocks(raw.decode("utf-8", errors="replace"), lock.entries)
-    lock.key = key
     return lock
 
 
@@ -164,18 +153,6 @@ LOCK_HEADER = (
     "# note last changed. Commit it with the bank. Do not edit by hand; on a merge conflict,\n"
     "# keep both sides' notes (see README, 'what happens when').\n"
 )
-
-
-def remember_lock(cache: Cache, raw: bytes, lock: Lock) -> None:
-    """Cache the data of a lock this build is writing (raw: the file's bytes), so the next build
-    need not parse it."""
-    if cache.enabled:
-        cache.put("lock", lock_key(raw), lock_data(lock), plain=True)
-
-
-def lock_key(raw: bytes) -> str:
-    """The cache name of a lock file's parsed data: a hash of its bytes."""
-    return text_key(str(LOCK_FORMAT), raw)
 
 
 def lock_data(lock: Lock) -> dict[str, Any]:

@@ -8,7 +8,6 @@ sanitiser) with an allow-list, so raw HTML in a source file can never become act
 
 from __future__ import annotations
 
-import hashlib
 import html
 import re
 from collections.abc import Callable
@@ -16,10 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from .cache import Cache
 from .media import anki_name, data_uri
 from .model import Question
-from .util import code_key, digest, library_stamp
 
 _MATH_OR_CODE_RE = re.compile(
     r"(?P<fence>^[ \t]*(?P<f>```|~~~).*?^[ \t]*(?P=f)[ \t]*$)"
@@ -231,69 +228,29 @@ def sanitize_mathml(fragment: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Rendering a whole source file, each piece once, remembered in the cache
-
-RENDER_CODE = ("render.py", "markup.py")
-RENDER_LIBRARIES = ("markdown", "pygments", "nh3", "latex2mathml", "bs4")
-
-
-@cache
-def render_key() -> str:
-    """Everything besides the input text that shapes what rendering produces: this module's
-    code and the versions of the libraries it drives. A change to any of them is a cache miss."""
-    return digest(code_key(*RENDER_CODE), [library_stamp(lib) for lib in RENDER_LIBRARIES])
+# Rendering a whole source file, each piece once
 
 
 class FileRenderer:
-    """Renders the Markdown pieces of one source file, each once, remembered in the cache.
+    """Renders the Markdown pieces of one source file, each distinct piece once.
 
-    The cache entry is named by the file's own key (its path and text) and the render key, and
-    holds every piece of the file rendered both ways; a build that changed nothing in the file
-    reads one entry instead of running Markdown, Pygments and the math converter again.
-
-    An edited file misses that entry, but most of its pieces are as they were: a second entry,
-    named by the path (and images and render key), points at the last version's pieces, and
-    those whose text is unchanged are taken from there. So after an edit only the edited pieces
-    are rendered, and Pygments or the math converter load only if such a piece needs them.
+    Images are resolved against the file's own media (packaged names for Anki, data: URIs for
+    the page); pieces are named by their text, so a repeated piece is rendered once.
     """
 
-    def __init__(self, cache: Cache, file_key: str, media: dict[str, Path] | None = None, path: str = ""):
-        self.cache = cache
+    def __init__(self, media: dict[str, Path] | None = None):
         self.media = media or {}
-        media_key = sorted((ref, anki_name(p)) for ref, p in self.media.items())
-        self.key = digest(render_key(), file_key, media_key)
-        # the last version of this file (same path, images, renderer): its unchanged pieces are reused
-        self.last_key = digest(render_key(), "last", path, media_key) if path else ""
-        self.memo: dict[str, list[str]] = _memo(cache.get("render", self.key))
-        self.may_reuse = bool(path) and not self.memo  # this very text was not rendered before
-        self.earlier: dict[str, list[str]] | None = None  # the last version's pieces, read on first need
-        self.dirty = False
-
-    def _reuse(self, piece: str) -> list[str] | None:
-        """A piece as the file's last version had it (pieces are named by their text)."""
-        if not self.may_reuse:
-            return None
-        if self.earlier is None:
-            pointer = self.cache.get("render-last", self.last_key)
-            key = pointer.get("key") if isinstance(pointer, dict) else None
-            self.earlier = _memo(self.cache.get("render", key)) if isinstance(key, str) else {}
-        hit = self.earlier.get(piece)
-        if hit is not None:
-            self.memo[piece] = hit
-            self.dirty = True
-        return hit
+        self.memo: dict[str, Fragment] = {}
 
     def __call__(self, text: str, inline: bool = False, images: bool = True) -> Fragment:
-        piece = _piece_key(inline, images, text)
-        hit = self.memo.get(piece) or self._reuse(piece)
+        piece = (inline, images, text)
+        hit = self.memo.get(_piece_key(*piece))
         if hit is not None:
-            return Fragment(*hit)
+            return hit
         anki_images = page_images = None
         if images and self.media:
             anki_images, page_images = self._anki_image, self._page_image
-        fragment = render_fragment(text, inline, anki_images, page_images)
-        self.memo[piece] = [fragment.anki, fragment.page]
-        self.dirty = True
+        fragment = self.memo[_piece_key(*piece)] = render_fragment(text, inline, anki_images, page_images)
         return fragment
 
     def prefetch(self, texts: list[str]) -> None:
@@ -303,13 +260,8 @@ class FileRenderer:
         one-line pieces are batched, separated by a paragraph no text can contain; each comes
         out exactly as a call of its own would make it (a test compares the two on the bank).
         """
-        unique = dict.fromkeys(texts)
         todo = [
-            t
-            for t in unique
-            if _piece_key(True, True, t) not in self.memo
-            and self._reuse(_piece_key(True, True, t)) is None
-            and _batchable(t)
+            t for t in dict.fromkeys(texts) if _piece_key(True, True, t) not in self.memo and _batchable(t)
         ]
         if len(todo) < 2:
             return
@@ -320,8 +272,7 @@ class FileRenderer:
             return  # something joined two pieces: render them one by one
         for text, (_, formulas), chunk in zip(todo, lifted, chunks, strict=True):
             fragment = _finish(chunk, formulas, inline=True, anki_images=None, page_images=None)
-            self.memo[_piece_key(True, True, text)] = [fragment.anki, fragment.page]
-        self.dirty = True
+            self.memo[_piece_key(True, True, text)] = fragment
 
     def _anki_image(self, ref: str) -> str | None:
         return anki_name(self.media[ref]) if ref in self.media else None
@@ -329,32 +280,9 @@ class FileRenderer:
     def _page_image(self, ref: str) -> str | None:
         return data_uri(self.media[ref]) if ref in self.media else None
 
-    def save(self) -> None:
-        if self.dirty:
-            self.cache.put("render", self.key, self.memo)
-            if self.last_key:
-                self.cache.put("render-last", self.last_key, {"key": self.key})
-            self.dirty = False
-
-
-def _memo(hit: object) -> dict[str, list[str]]:
-    """A file's rendered pieces from a cache entry: only well-formed ones (anything else is a miss)."""
-    if not isinstance(hit, dict):
-        return {}
-    return {
-        k: v
-        for k, v in hit.items()
-        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], str)
-    }
-
 
 def _piece_key(inline: bool, images: bool, text: str) -> str:
-    """A piece's name inside its file's cache entry (hashing the text directly: repr() of a long
-    explanation costs more than the hash)."""
-    h = hashlib.blake2b(text.encode("utf-8"), digest_size=10)
-    h.update(b"i" if inline else b"b")
-    h.update(b"m" if images else b"t")
-    return h.hexdigest()
+    return ("i" if inline else "b") + ("m" if images else "t") + text
 
 
 @dataclass(frozen=True)
@@ -369,9 +297,9 @@ class RenderedQuestion:
     points: list[tuple[Fragment, Fragment]]  # (cue, answer) per memory point
 
 
-def render_question(q: Question, cache: Cache) -> RenderedQuestion:
-    """Render one question's pieces (through the cache)."""
-    r = FileRenderer(cache, q.source_key, q.media, str(q.path))
+def render_question(q: Question) -> RenderedQuestion:
+    """Render one question's pieces."""
+    r = FileRenderer(q.media)
     r.prefetch([text for p in q.points for text in (p.cue, p.answer)])
     rendered = RenderedQuestion(
         title=r(q.title, inline=True, images=False),
@@ -381,7 +309,6 @@ def render_question(q: Question, cache: Cache) -> RenderedQuestion:
         extra_sections=[(name, r(body)) for name, body in q.extra_sections if body.strip()],
         points=[(r(p.cue, inline=True), r(p.answer, inline=True)) for p in q.points],
     )
-    r.save()
     return rendered
 
 

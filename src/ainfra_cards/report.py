@@ -5,12 +5,13 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-from .build import BuildResult, ModuleChanges
+from .build import BuildResult
 from .ids import Judgement
 from .lockfile import LockEntry
 from .model import Bank
 from .notetype import TAG_ROOT
 from .outputs import Written
+from .plan import ModuleChanges
 
 
 def width(text: str) -> int:

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import glob
 import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator
-from functools import cache, wraps
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
 from .errors import CardsError, Problem
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 DIGEST_CHARS = 16  # hex characters kept of a SHA-256: 64 bits, ample for one bank's notes
 
@@ -106,46 +101,3 @@ def _mode_for(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
-
-
-@cache
-def code_key(*names: str) -> str:
-    """A digest of the package's own files (modules, templates) that shape a cached result."""
-    root = files("ainfra_cards")
-    return digest([root.joinpath(name).read_bytes() for name in names])
-
-
-def library_stamp(module: str) -> tuple[str, int, int]:
-    """Which installed copy of a library this is, without importing it: its package file's path,
-    size and modification time (an upgrade replaces the file). Asking importlib.metadata for the
-    version costs tens of milliseconds, more than a whole cached build may take."""
-    from importlib.util import find_spec
-
-    spec = find_spec(module)
-    origin = spec.origin if spec is not None and spec.origin else ""
-    try:
-        st = os.stat(origin)
-    except OSError:
-        return (origin, 0, 0)
-    return (origin, st.st_size, st.st_mtime_ns)
-
-
-def without_cycle_collector(work: Callable[P, R]) -> Callable[P, R]:
-    """work, run with Python's cycle collector paused (and then resumed, if it was on).
-
-    A build makes a few hundred thousand objects that live until it ends (the parsed bank, the
-    pieces read from the cache) and next to no reference cycles, so the collector only scans
-    them again and again: about 25 ms of a 0.8 s rebuild. A cold build of ten times the bank
-    peaks at the same memory either way (456 MiB, measured both ways)."""
-
-    @wraps(work)
-    def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        was_on = gc.isenabled()
-        gc.disable()
-        try:
-            return work(*args, **kwargs)
-        finally:
-            if was_on:
-                gc.enable()
-
-    return run

@@ -18,33 +18,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from ..cache import Cache
 from ..config import Branding
-from ..media import anki_name
 from ..model import Bank, MemoryPoint, Module, Page, Question
-from ..render import SOURCES_SECTION, FileRenderer, Fragment, RenderedQuestion, render_key
-from ..util import code_key, digest, short_hash, static_text
-from . import rendered
+from ..render import SOURCES_SECTION, FileRenderer, Fragment, RenderedQuestion
+from ..util import digest, short_hash, static_text
 
 if TYPE_CHECKING:
-    from ..build import Built
+    from ..plan import Plan
 
 FRONT_ID = "page-front"
 STORAGE_PREFIX = "ainfra-study:"
 NO_BRANDING = Branding()
-STUDY_CODE = (  # the files that shape the page besides the bank: a change to one rebuilds it
-    "outputs/study.py",
-    "static/study.html",
-    "static/study.js",
-    "static/study.css",
-    "static/pygments-light.css",
-    "static/review.js",
-    "static/vendor/ts-fsrs.umd.js",
-    "static/vendor/ts-fsrs.VERSION",
-)
 
 
 @dataclass
@@ -54,28 +41,23 @@ class StudyOutput:
     path: Path
     branding: Branding = Branding()
 
-    def fingerprint(self, built: Built) -> str:
-        bank = built.bank
+    def fingerprint(self, plan: Plan) -> str:
+        bank = plan.bank
         return digest(
             "study",
-            render_key(),
-            code_key(*STUDY_CODE),
-            [(q.source_key, sorted(built.media_names(q))) for q in bank.questions],
+            [(q.source_key, sorted(plan.media_names(q))) for q in bank.questions],
             [p.source_key for p in bank.pages],
-            [built.guid(q, p) for q in bank.questions for p in q.points],
+            [n.guid for n in plan.notes],
             bank.modules,
             self.branding,
         )
 
-    def start_render(self, built: Built) -> Callable[[], bytes]:
-        return rendered(self.render(built))
+    def render(self, plan: Plan) -> bytes:
+        return study_html(plan.bank, plan.question, self.branding, plan.guid, plan.page_body)
 
-    def render(self, built: Built) -> bytes:
-        return study_html(built.bank, built.rendered, self.branding, built.cache, built.guid)
-
-    def is_current(self, built: Built) -> bool:
+    def is_current(self, plan: Plan) -> bool:
         try:
-            return self.path.read_bytes() == self.render(built)
+            return self.path.read_bytes() == self.render(plan)
         except OSError:
             return False
 
@@ -241,10 +223,10 @@ def _question_parts(
     aid: str,
     cids: list[str],
     guids: list[str | None],
-) -> list[str]:
+) -> tuple[str, str]:
     """The question's title (for the sidebar) and its article."""
     r = rendered(q)
-    return [_no_links(_page_html(r.title, anchors, q.path)), _question(q, r, anchors, aid, cids, guids)]
+    return _no_links(_page_html(r.title, anchors, q.path)), _question(q, r, anchors, aid, cids, guids)
 
 
 def _question(
@@ -299,15 +281,14 @@ def _question(
 
 
 def _page(
-    page: Page, cache: Cache, aid: str, anchors: Anchors, kind: str, module: Module | None = None
-) -> list[str]:
-    """A page's article (as a one-item list: the article memo's shape)."""
-    body = _render_page(page, cache)
+    body: Fragment, page: Page, aid: str, anchors: Anchors, kind: str, module: Module | None = None
+) -> str:
+    """A page's article."""
     data_m = f' data-m="{anchors.module_ids[module]}"' if module else ""
-    return [
+    return (
         f'<article class="doc page" id="{aid}" data-kind="{kind}"{data_m}>\n'
         f"{_page_html(body, anchors, page.path)}\n</article>"
-    ]
+    )
 
 
 def _module_stub(m: Module, questions: list[Question], anchors: Anchors, titles: dict[str, str]) -> str:
@@ -366,69 +347,58 @@ def _csp(*scripts: str) -> str:
     )
 
 
+PageBody = Callable[[Page], "Fragment | None"]  # a page's rendered body, if known
+
+
 def study_html(
     bank: Bank,
     rendered: Callable[[Question], RenderedQuestion],
     branding: Branding = NO_BRANDING,
-    cache: Cache | None = None,
     guids: Guids | None = None,
+    page_body: PageBody | None = None,
 ) -> bytes:
     """The whole bank as one self-contained HTML document, UTF-8 (deterministic for a bank).
 
     guids gives each memory point its note's GUID (from the lock): the 复习 mode keeps a card's
     progress under it, so progress follows the same identity as a learner's Anki history.
-
-    With a cache, each article is kept under a hash of all it is made from: after an edit, only
-    the edited question's article is made again (and no other question's rendered pieces are
-    even read). Articles are kept as UTF-8 and the page is joined as bytes: the articles are
-    most of 5 MB, and decoding them only to encode them again took half of writing the page.
+    page_body gives a page's rendered body (rendered here when it gives None).
     """
-    from ..cache import NO_CACHE
-
-    cache = cache or NO_CACHE
     brand = branding.over(default_branding(bank))
     anchors = Anchors(bank)
-    memo = _ArticleMemo(cache, digest(render_key(), code_key(*STUDY_CODE), anchors.by_path))
     by_module: dict[Module, list[Question]] = {m: [] for m in bank.modules}
     for q in bank.questions:
         by_module.setdefault(q.module, []).append(q)
     seen_cards: set[str] = set()
     titles: dict[str, str] = {}
-    questions: dict[str, bytes] = {}
+    questions: dict[str, str] = {}
     for m in bank.modules:  # in page order: a card id taken twice gets its item number the second time
         for q in by_module[m]:
             aid = anchors.question_ids[str(q.path)]
             cids = _card_ids(q, seen_cards)
             note_guids = [guids(q, p) if guids else None for p in q.points]
-            images = sorted((ref, anki_name(path)) for ref, path in q.media.items())
-            (titles[aid],), questions[aid] = memo.get(
-                ("q", q.source_key, images, aid, cids, note_guids),
-                _question_parts,
-                q,
-                rendered,
-                anchors,
-                aid,
-                cids,
-                note_guids,
-            )
-    articles: list[bytes] = []
+            titles[aid], questions[aid] = _question_parts(q, rendered, anchors, aid, cids, note_guids)
+
+    def body(page: Page) -> Fragment:
+        return (page_body(page) if page_body else None) or render_page(page)
+
+    articles: list[str] = []
     for p in bank.pages:
         pid = anchors.page_ids.get(str(p.path))
         if pid is not None:
-            articles.append(memo.get(("p", p.source_key, pid), _page, p, cache, pid, anchors, "page")[1])
+            articles.append(_page(body(p), p, pid, anchors, "page"))
     for m in bank.modules:
         page, mid = anchors.module_pages.get(m), anchors.module_ids[m]
-        if page:
-            key = ("m", page.source_key, mid, m)
-            articles.append(memo.get(key, _page, page, cache, mid, anchors, "m", m)[1])
-        else:
-            articles.append(_deferred(_module_stub(m, by_module[m], anchors, titles)).encode("utf-8"))
+        articles.append(
+            _page(body(page), page, mid, anchors, "m", m)
+            if page
+            else _module_stub(m, by_module[m], anchors, titles)
+        )
         articles += [questions[anchors.question_ids[str(q.path)]] for q in by_module[m]]
     return fill_template(
         static_text("study.html"),
         **_page_chrome(bank, anchors, brand),
         sidebar=_sidebar(bank, anchors, titles, by_module),
-        articles=articles,
+        articles=[_deferred(a).encode("utf-8") for a in articles],
     )
 
 
@@ -457,34 +427,6 @@ def _card_ids(q: Question, seen: set[str]) -> list[str]:
     return cids
 
 
-class _ArticleMemo:
-    """Each article (deferred, see _deferred, as UTF-8) in the cache under a hash of all it is
-    made from, with the other parts made with it (a question's title).
-
-    After an edit only the edited question's article is made again, and no other question's
-    rendered pieces are even read. The build reads these entries through its cache bundle.
-    """
-
-    def __init__(self, cache: Cache, stamp: str):
-        self.cache, self.stamp = cache, stamp
-
-    def get(self, inputs: object, make: Callable[..., list[str]], *args: Any) -> tuple[list[str], bytes]:
-        """The parts made for these inputs, and the article (make's last part) deferred, as UTF-8."""
-        key = digest(self.stamp, inputs)
-        hit = self.cache.get("article", key)
-        if (
-            isinstance(hit, list)
-            and hit
-            and isinstance(hit[-1], bytes)
-            and all(isinstance(x, str) for x in hit[:-1])
-        ):
-            return hit[:-1], hit[-1]
-        *parts, article = make(*args)
-        body = _deferred(article).encode("utf-8")
-        self.cache.put("article", key, [*parts, body])
-        return parts, body
-
-
 Guids = Callable[[Question, MemoryPoint], "str | None"]
 
 
@@ -499,11 +441,9 @@ def _vendored_fsrs() -> str:
     return f"/*! ts-fsrs {version}\n{notice}\n*/\n{static_text('vendor/ts-fsrs.umd.js')}"
 
 
-def _render_page(page: Page, cache: Cache) -> Fragment:
-    r = FileRenderer(cache, page.source_key, path=str(page.path))
-    body = r(page.body, images=False)
-    r.save()
-    return body
+def render_page(page: Page) -> Fragment:
+    """A page's body (README, guided tour), rendered; pages show no images."""
+    return FileRenderer()(page.body, images=False)
 
 
 def _page_chrome(bank: Bank, anchors: Anchors, brand: Branding) -> dict[str, str]:
