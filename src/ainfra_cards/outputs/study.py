@@ -17,6 +17,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -233,51 +234,51 @@ def _question(
     q: Question, r: RenderedQuestion, anchors: Anchors, aid: str, cids: list[str], guids: list[str | None]
 ) -> str:
     base = q.path
-    title = _page_html(r.title, anchors, base)
-    m = q.module
-    mid = anchors.module_ids[m]
-    parts = [
-        f'<article class="doc question" id="{aid}" data-kind="q" data-m="{mid}" data-n="{q.number}">',
-        '<header class="doc-head">',
-        f'<p class="crumbs"><a href="#{mid}">{html.escape(m.label)}</a>'
-        f'<span class="qnum">第 {q.number} 题</span></p>',
-        f'<h1 class="qtitle">{title}</h1>',
-        "</header>",
-        '<section class="sec sec-prompt"><h2>题目</h2>',
-        _page_html(r.prompt, anchors, base),
-        "</section>",
-        '<div class="reveal-row"><button type="button" class="reveal" aria-expanded="false">查看答案</button></div>',
-        '<div class="answer" hidden>',
-    ]
+    sections = []
     if r.explanation:
-        parts += [
-            '<section class="sec sec-explain"><h2>完整讲解</h2>',
-            _page_html(r.explanation, anchors, base),
-            "</section>",
-        ]
-    if r.talking_points:
-        parts += [
-            '<section class="sec sec-talk"><h2>面试要点</h2>',
-            _page_html(r.talking_points, anchors, base),
-            "</section>",
-        ]
-    for name, fragment in r.extra_sections:
-        parts += [
-            f'<section class="sec sec-extra"><h2>{html.escape(name.strip())}</h2>',
-            _page_html(fragment, anchors, base, sources=name.strip() == SOURCES_SECTION),
-            "</section>",
-        ]
-    if q.points:
-        parts.append('<section class="sec sec-points"><h2>记忆要点</h2><ol class="points">')
-        for p, (cue, answer), cid, guid in zip(q.points, r.points, cids, guids, strict=True):
-            parts.append(
-                f'<li class="pt pt-{html.escape(p.kind)}" data-card="{cid}"{_guid_attr(guid)}>'
-                f'<div class="pt-cue">{_page_html(cue, anchors, base)}</div>'
-                f'<div class="pt-ans">{_page_html(answer, anchors, base)}</div></li>'
+        sections.append(
+            part(
+                "section",
+                kind="sec-explain",
+                heading="完整讲解",
+                body=_page_html(r.explanation, anchors, base),
             )
-        parts.append("</ol></section>")
-    parts.append("</div></article>")
-    return "\n".join(parts)
+        )
+    if r.talking_points:
+        sections.append(
+            part(
+                "section",
+                kind="sec-talk",
+                heading="面试要点",
+                body=_page_html(r.talking_points, anchors, base),
+            )
+        )
+    for name, fragment in r.extra_sections:
+        body = _page_html(fragment, anchors, base, sources=name.strip() == SOURCES_SECTION)
+        sections.append(part("section", kind="sec-extra", heading=html.escape(name.strip()), body=body))
+    if q.points:
+        items = [
+            part(
+                "point",
+                kind=html.escape(p.kind),
+                card=cid,
+                guid=_guid_attr(guid),
+                cue=_page_html(cue, anchors, base),
+                answer=_page_html(answer, anchors, base),
+            )
+            for p, (cue, answer), cid, guid in zip(q.points, r.points, cids, guids, strict=True)
+        ]
+        sections.append(part("points", items=_lines(items)))
+    return part(
+        "question",
+        aid=aid,
+        mid=anchors.module_ids[q.module],
+        number=str(q.number),
+        module=html.escape(q.module.label),
+        title=_page_html(r.title, anchors, base),
+        prompt=_page_html(r.prompt, anchors, base),
+        sections=_lines(sections),
+    )
 
 
 def _page(
@@ -285,54 +286,69 @@ def _page(
 ) -> str:
     """A page's article."""
     data_m = f' data-m="{anchors.module_ids[module]}"' if module else ""
-    return (
-        f'<article class="doc page" id="{aid}" data-kind="{kind}"{data_m}>\n'
-        f"{_page_html(body, anchors, page.path)}\n</article>"
-    )
+    return part("page", aid=aid, kind=kind, module=data_m, body=_page_html(body, anchors, page.path))
 
 
 def _module_stub(m: Module, questions: list[Question], anchors: Anchors, titles: dict[str, str]) -> str:
     """A module with no README: a heading and its question list, so #mNN always exists."""
     items = "".join(
-        f'<li><a href="#{anchors.question_ids[str(q.path)]}">{q.number}. '
-        f"{titles[anchors.question_ids[str(q.path)]]}</a></li>"
+        part("module-stub-item", aid=aid, number=str(q.number), title=titles[aid])
         for q in questions
+        if (aid := anchors.question_ids[str(q.path)])
     )
-    return (
-        f'<article class="doc page" id="{anchors.module_ids[m]}" data-kind="m" data-m="{anchors.module_ids[m]}">\n'
-        f"<h1>{html.escape(m.label)}</h1>\n<ul>{items}</ul>\n</article>"
-    )
+    return part("module-stub", mid=anchors.module_ids[m], label=html.escape(m.label), items=items)
 
 
 def _sidebar(
     bank: Bank, anchors: Anchors, titles: dict[str, str], by_module: dict[Module, list[Question]]
 ) -> str:
-    out = ['<nav id="sidebar" aria-label="目录"><div class="side-pages">']
+    pages = []
     for p in bank.pages:
         aid = anchors.page_ids.get(str(p.path))
-        if aid is None:
-            continue
-        label = "首页" if aid == FRONT_ID else html.escape(p.title)
-        out.append(f'<a class="nav-page" href="#{aid}" data-target="{aid}">{label}</a>')
-    out.append("</div>")
+        if aid is not None:
+            label = "首页" if aid == FRONT_ID else html.escape(p.title)
+            pages.append(part("nav-page", aid=aid, label=label))
+    modules = []
     for m in bank.modules:
-        qs = by_module[m]
-        mid = anchors.module_ids[m]
-        out.append(
-            f'<details class="nav-mod" data-m="{mid}"><summary>'
-            f'<span class="mod-num">{m.number:02d}</span> {html.escape(m.name)}'
-            f'<span class="count">{len(qs)}</span></summary>'
-            f'<a class="nav-modpage" href="#{mid}" data-target="{mid}">模块概览</a>'
-        )
-        for q in qs:
-            aid = anchors.question_ids[str(q.path)]
-            out.append(
-                f'<a class="nav-q" href="#{aid}" data-target="{aid}"><span class="num">{q.number}</span>'
-                f'<span class="t">{titles[aid]}</span></a>'
+        links = [
+            part("nav-question", aid=aid, number=str(q.number), title=titles[aid])
+            for q in by_module[m]
+            if (aid := anchors.question_ids[str(q.path)])
+        ]
+        mid, count = anchors.module_ids[m], str(len(by_module[m]))
+        name = html.escape(m.name)
+        modules.append(
+            part(
+                "nav-module",
+                mid=mid,
+                number=f"{m.number:02d}",
+                name=name,
+                count=count,
+                questions=_lines(links),
             )
-        out.append("</details>")
-    out.append("</nav>")
-    return "\n".join(out)
+        )
+    return part("sidebar", pages=_lines(pages), modules=_lines(modules))
+
+
+def _lines(items: list[str]) -> str:
+    """Items one per line, each followed by its line break (a part's slot at a line's start)."""
+    return "".join(f"{item}\n" for item in items)
+
+
+@cache
+def _parts() -> dict[str, str]:
+    """The parts of static/study-parts.html, by name."""
+    chunks = re.split(r"^<!-- part: ([\w-]+) -->\n", static_text("study-parts.html"), flags=re.M)
+    return {name: body.removesuffix("\n") for name, body in zip(chunks[1::2], chunks[2::2], strict=True)}
+
+
+def part(which: str, /, **values: str) -> str:
+    """One part of study-parts.html with every {{slot}} filled; every slot must be given."""
+    template = _parts()[which]
+    missing = set(_SLOT_RE.findall(template)) - set(values)
+    if missing:
+        raise KeyError(f"part {which!r}: slots without a value: {sorted(missing)}")
+    return _SLOT_RE.sub(lambda m: values[m.group(1)], template)
 
 
 def _csp(*scripts: str) -> str:
