@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
@@ -14,6 +16,12 @@ from anki.scheduler.v3 import CardAnswer
 from ainfra_cards.build import BuildRequest, Paths, run_build
 
 NAV = "[返回模块](./README.md) | [返回总览](../README.md)"
+NOTICE = '<div class="notice'  # where a card's 修订/退役 note starts (after the answer)
+
+
+def plain(field: str) -> str:
+    """A card field without the notes the tool adds about its history (修订, 退役)."""
+    return re.sub(r'<div class="notice[^"]*">.*?</div>', "", field)
 
 
 def question_md(number: int, title: str, points: list[str], talking: str = "- 先讲机制\n- 再讲取舍") -> str:
@@ -89,19 +97,35 @@ def builder(tmp_path: Path) -> Builder:
     return Builder(tmp_path)
 
 
+class Plain:
+    """A note whose fields read as the learner's text alone (see plain()); the rest as the note."""
+
+    def __init__(self, note: Any):
+        self._note = note
+
+    def __getitem__(self, name: str) -> str:
+        return plain(self._note[name])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._note, name)
+
+
 class Learner:
     """A learner's Anki collection, driven through Anki's own importer and scheduler."""
 
     def __init__(self, path: Path):
         self.col = Collection(str(path))
 
-    def import_deck(self, apkg: Path):
-        request = ImportAnkiPackageRequest(package_path=str(apkg), options=ImportAnkiPackageOptions())
+    def import_deck(self, apkg: Path, with_scheduling: bool = False):
+        """Import as Anki does with its default options (or with learning progress imported)."""
+        options = ImportAnkiPackageOptions(with_scheduling=with_scheduling)
+        request = ImportAnkiPackageRequest(package_path=str(apkg), options=options)
         return self.col.import_anki_package(request).log
 
-    def notes(self) -> dict[str, object]:
-        """guid -> note."""
-        return {n.guid: n for n in (self.col.get_note(i) for i in self.col.find_notes(""))}
+    def notes(self, raw: bool = False) -> dict[str, Any]:
+        """guid -> note; unless raw, its fields read without the 修订/退役 notes the tool adds."""
+        notes = (self.col.get_note(i) for i in self.col.find_notes(""))
+        return {n.guid: n if raw else Plain(n) for n in notes}
 
     def card_of(self, guid: str):
         (nid,) = self.col.db.list("select id from notes where guid = ?", guid)

@@ -142,8 +142,11 @@ def test_edits_keep_every_review_and_reach_the_same_note(builder, learner):
     assert "AI-Infra::02-进阶" in moved.tags and moved["Source"] == "02-进阶/002-第二题-改名.md"
     # Anki's importer leaves an existing card in its deck (README says so): only tags and fields move
     assert learner.col.decks.name(learner.card_of(moved.guid).did) == "AI Infra 面经::01 基础"
-    # the retired note is left alone in the collection, review history and all
-    assert notes[deleted].mod == mods_before[deleted] and notes[deleted]["Front"] == "小消息用哪种算法"
+    # the retired note is marked 退役 in place (its schedule was checked with the others above)
+    retired = learner.notes(raw=True)[deleted]
+    assert retired.mod > mods_before[deleted] and "AI-Infra::retired" in retired.tags
+    assert "已退役" in retired["Front"] and retired["Front"].endswith("小消息用哪种算法")
+    assert learner.card_of(deleted).queue != -1  # the import does not suspend the learner's own card
     # a rebuild with the new lock is a fixed point
     third = builder.build()
     assert sum(c.updated + c.added for c in third.changes.values()) == 0

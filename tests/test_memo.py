@@ -298,7 +298,11 @@ def _replace(path: Path, old: str, new: str) -> None:
 def test_every_field_of_a_lock_entry_is_written(tmp_path):
     from dataclasses import fields
 
-    from ainfra_cards.lockfile import LockEntry, _note_data
+    from ainfra_cards.lockfile import LockEntry, Revision, _note_data
 
-    entry = LockEntry("g", "001", 1, 1, "cue", "answer", "c", 5, "active", "an-id")
+    entry = LockEntry(
+        "g", "001", 1, 1, "cue", "answer", "c", 5, "active", "an-id", "2026.11.30", "2026.12.01"
+    )
+    entry.history = [Revision("2026.12.01", "old cue", "old answer")]
+    entry.retired_in, entry.replaced_by = "2026.12.02", "h"
     assert list(_note_data(entry)) == [f.name for f in fields(LockEntry)]

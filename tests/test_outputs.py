@@ -70,6 +70,7 @@ def test_output_elsewhere_leaves_the_repository_untouched(tmp_path):
     _build("--questions", str(bank), "--output", str(mine))
     assert {p.name: p.read_bytes() for p in decks.iterdir()} == before
     assert sorted(p.name for p in mine.parent.iterdir()) == [
+        "CHANGES.md",
         "ainfra-cards.lock.yaml",
         "deck.apkg",
         "study.html",

@@ -235,3 +235,48 @@ def test_the_vendored_scheduler_agrees_with_the_python_fsrs_package(tmp_path, br
     )
     w.check()
     w.ctx.close()
+
+
+def _build_at(bank: Path, when: datetime) -> Path:
+    env = {"SOURCE_DATE_EPOCH": str(int(when.timestamp()))}
+    result = CliRunner(env=env).invoke(main, ["build", "--questions", str(bank)])
+    assert result.exit_code == 0, result.output
+    return bank.parent / "decks" / "study.html"
+
+
+def test_a_card_revised_since_its_last_review_is_due_at_once_and_shows_its_old_text(tmp_path, browser):  # noqa: F811
+    bank = _bank(tmp_path)
+    page_file = _build_at(bank, T0 - timedelta(days=3))
+    w, page = _open(browser, page_file)
+    first = _rate(page, "4")  # 桶大小默认值: Easy, due in days
+    second = _rate(page, "3")  # 首桶大小
+    assert _due(page, first) - T0 > timedelta(days=2)
+    assert page.is_hidden("#rv-retired")
+    edited = [POINTS[0].replace("25 MB", "25 MiB"), POINTS[2]]  # card 1 corrected, card 2 deleted
+    bank.joinpath("05-数据并行/046-a.md").write_text(question_md(46, "DDP 分桶", edited), "utf-8")
+    _build_at(bank, T0 + timedelta(days=2))
+    w.page.clock.set_fixed_time(T0 + timedelta(days=3))
+    page.reload()
+    page.click("#review-toggle")
+    page.wait_for_selector("#review:not([hidden])")
+    # the corrected card comes first although it is not due, marked with the version that changed it
+    assert page.get_attribute("#rv-card", "data-guid") == first
+    assert page.is_visible("#rv-mark") and "已修订（2030.03.06）" in page.inner_text("#rv-mark")
+    assert page.is_hidden("#rv-was")
+    page.keyboard.press("Space")
+    assert page.inner_text("#rv-answer") == "25 MiB"
+    assert page.is_visible("#rv-was") and "25 MB" in page.inner_text("#rv-was")
+    assert "1 张已退役" in page.inner_text("#rv-retired")
+    before = _state(page)["cards"][first]
+    page.keyboard.press("3")
+    after = _state(page)["cards"][first]
+    assert after["reps"] == before["reps"] + 1 and after["seen"] == "2030.03.06"  # its history kept
+    # rated once, it is an ordinary card again: not shown again, and not marked
+    shown = []
+    while page.is_visible("#rv-card"):
+        shown.append(page.get_attribute("#rv-card", "data-guid"))
+        assert page.is_hidden("#rv-mark")
+        _rate(page, "3")
+    assert first not in shown and second not in shown
+    w.check()
+    w.ctx.close()

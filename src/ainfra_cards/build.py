@@ -18,7 +18,7 @@ import hashlib
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -27,18 +27,30 @@ from . import notetype as nt
 from .bank import Progress, load_bank, parse_source
 from .config import Branding, load_branding
 from .errors import CardsError, Collector, Problem
-from .ids import Assignment, assign
-from .lockfile import Lock, next_lock, read_lock
+from .history import RetiredNotes, carry, next_lock, shipped_retired, version_of, versions, wording
+from .ids import Assignment, assign, similarity
+from .lockfile import Lock, Revision, read_lock
 from .media import anki_name
 from .memo import NO_MEMO, Memo
-from .model import Bank, Module, Question
+from .model import Bank, Card, MemoryPoint, Module, Question
 from .outputs import Output, Written, stale_outputs, write_outputs
+from .outputs.changes import ChangesOutput, changes_text
 from .outputs.deck import DeckOutput
 from .outputs.lock import LockOutput
 from .outputs.study import StudyOutput, render_page
 from .paths import STUDY_FILE, Paths, build_lock
-from .plan import ModuleChanges, NoteRef, Plan, note_digests
-from .render import RenderedQuestion, render_question
+from .plan import (
+    NO_NOTICE,
+    ModuleChanges,
+    NoteRef,
+    Notice,
+    Plan,
+    card_digest,
+    note_digests,
+    retired_card,
+    revision_notice,
+)
+from .render import RenderedQuestion, render_fragment, render_question
 from .sources import SourceFile
 
 Mode = Literal["write", "dry-run", "check"]
@@ -84,21 +96,80 @@ def plan(paths: Paths, now: int, memo: Memo = NO_MEMO, progress: Progress | None
     assignment = memo.get_or(
         "assign", (_lock_key(old), _questions_key(questions)), lambda: assign(questions, old)
     )
+    guids = assignment.guids
+    points = [(q, p, guids[(q.key, p.index)]) for q in questions for p in q.points]
+    notices = _revision_notices(points, old, version_of(now), memo)
     rendered: dict[str, RenderedQuestion] = {}
     content: dict[str, str] = {}
-    for q, digests in zip(questions, _digests(questions, memo, rendered, progress), strict=True):
-        content.update(
-            (assignment.guids[(q.key, p.index)], d) for p, d in zip(q.points, digests, strict=True)
-        )
-    points = [(q, p, assignment.guids[(q.key, p.index)]) for q in questions for p in q.points]
-    lock = next_lock(
-        old, assignment.guids, [(q, p, content[g]) for q, p, g in points], nt.notetype_digest(), now
-    )
+    for q, digests in zip(
+        questions, _digests(questions, notices, guids, memo, rendered, progress), strict=True
+    ):
+        content.update((guids[(q.key, p.index)], d) for p, d in zip(q.points, digests, strict=True))
+    notes = [(q, p, content[g]) for q, p, g in points]
+    retired = RetiredNotes(replaced_by=_successors(assignment, points))
+    draft = next_lock(old, guids, notes, nt.notetype_digest(), now, retired)
+    retired_cards = _retired_cards(draft, bank, memo)
+    retired.content = {c.guid: card_digest(c) for c in retired_cards}
+    lock = next_lock(old, guids, notes, nt.notetype_digest(), now, retired)
     mods = {e.guid: e.mod for e in lock.entries}
-    notes = [NoteRef(q, p, g, mods[g]) for q, p, g in points]
+    refs = [NoteRef(q, p, g, mods[g]) for q, p, g in points]
     media = {anki_name(path): path for q in questions for path in q.media.values()}
-    changes = _changes(bank, notes, content, old, assignment)
-    return Plan(bank, notes, content, lock, assignment, changes, media, problems.warnings, rendered)
+    result = Plan(
+        bank, refs, content, lock, assignment, _changes(bank, refs, content, old, assignment), media
+    )
+    result.warnings, result.rendered, result.notices = problems.warnings, rendered, notices
+    result.retired_cards = [replace(c, mod=mods[c.guid]) for c in retired_cards]
+    result.version = next(iter(versions(lock)), None)
+    return result
+
+
+def _revision_notices(
+    points: list[tuple[Question, MemoryPoint, str]], old: Lock | None, version: str, memo: Memo
+) -> dict[str, Notice]:
+    """The 修订 note of every card whose text changed in wording (now or before), by GUID."""
+    before = old.by_guid() if old else {}
+    notices = {}
+    for _, p, guid in points:
+        rev = carry(before.get(guid), p.cue, p.answer, version).revision
+        if rev is not None:
+            notices[guid] = memo.get_or("revision", (rev, p.cue, p.answer), partial(_revision, rev, p))
+    return notices
+
+
+def _revision(rev: Revision, p: MemoryPoint) -> Notice:
+    cue = render_fragment(rev.cue, inline=True) if wording(rev.cue) != wording(p.cue) else None
+    answer = None
+    if wording(rev.answer) != wording(p.answer) or cue is None:
+        answer = render_fragment(rev.answer, inline=True)
+    return revision_notice(rev, cue, answer)
+
+
+def _successors(assignment: Assignment, points: list[tuple[Question, MemoryPoint, str]]) -> dict[str, str]:
+    """For each note retired now, the new card of its question most like it, if there is one."""
+    out = {}
+    for e in assignment.retired:
+        new = [(q, p, g) for q, p, g in points if g in assignment.new and q.key == e.question]
+        if new:
+            best = max(new, key=lambda n: similarity(n[1].cue, e.cue) + similarity(n[1].answer, e.answer))
+            out[e.guid] = best[2]
+    return out
+
+
+def _retired_cards(lock: Lock, bank: Bank, memo: Memo) -> list[Card]:
+    """The retired notes that still ship (history.shipped_retired), as cards (mod set later)."""
+    by_guid = lock.by_guid()
+    cards = []
+    for e in shipped_retired(lock):
+        after = by_guid.get(e.replaced_by or "")
+        successor = after.cue if after is not None and after.status == "active" else None
+        parts = (e.cue, e.answer, successor)
+        cue, answer, succ = memo.get_or("retired", parts, partial(_inline_all, *parts))
+        cards.append(retired_card(e, cue or "", answer or "", succ, bank, e.mod))
+    return cards
+
+
+def _inline_all(*texts: str | None) -> list[str | None]:
+    return [None if t is None else render_fragment(t, inline=True).anki for t in texts]
 
 
 def _memo_parse(memo: Memo):  # type: ignore[no-untyped-def]
@@ -153,16 +224,25 @@ def _question_key(q: Question) -> tuple[object, ...]:
 
 
 def _digests(
-    questions: list[Question], memo: Memo, rendered: dict[str, RenderedQuestion], progress: Progress | None
+    questions: list[Question],
+    notices: dict[str, Notice],
+    guids: dict[tuple[str, int], str],
+    memo: Memo,
+    rendered: dict[str, RenderedQuestion],
+    progress: Progress | None,
 ) -> list[list[str]]:
     """Each question's note digests; the questions rendered for them are added to rendered."""
-    keys = [memo.key("digests", *_question_key(q)) for q in questions]
+
+    def said(q: Question) -> list[Notice]:
+        return [notices.get(guids[(q.key, p.index)], NO_NOTICE) for p in q.points]
+
+    keys = [memo.key("digests", *_question_key(q), said(q)) for q in questions]
     found = [memo.get(key) for key in keys]
     todo = [q for q, hit in zip(questions, found, strict=True) if hit is None]
     rendered.update(render_all(todo, memo, progress))
     for i, (q, key) in enumerate(zip(questions, keys, strict=True)):
         if found[i] is None:
-            found[i] = note_digests(q, rendered[str(q.path)])
+            found[i] = note_digests(q, rendered[str(q.path)], said(q))
             memo.put(key, found[i])
     return found  # type: ignore[return-value]
 
@@ -248,6 +328,8 @@ def outputs_for(paths: Paths, selected: list[Module], branding: Branding) -> lis
     outputs: list[Output] = [DeckOutput(paths.deck, selected)]
     if paths.study is not None:
         outputs.append(StudyOutput(paths.study, branding))
+    if paths.changes is not None:
+        outputs.append(ChangesOutput(paths.changes))
     outputs.append(LockOutput(paths.lock))
     return outputs
 
@@ -347,3 +429,12 @@ def run_html(
     finally:
         memo.close()
     return target, len(page.bank.questions), problems.warnings + page.warnings
+
+
+def run_changes(questions: Path, since: str | None, use_cache: bool = True) -> str:
+    """The changelog (decks/CHANGES.md) of the bank as the next build would record it."""
+    memo = Memo.default() if use_cache else NO_MEMO
+    try:
+        return changes_text(plan(Paths.default(questions), build_time(), memo), since)
+    finally:
+        memo.close()

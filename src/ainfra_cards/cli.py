@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -11,7 +12,7 @@ import click
 
 from . import __version__
 from .bank import check_bank, stats
-from .build import BuildRequest, Mode, run_build, run_html
+from .build import BuildRequest, Mode, run_build, run_changes, run_html
 from .config import Branding
 from .errors import CardsError, Problem
 from .paths import Paths
@@ -204,6 +205,23 @@ def stats_command(questions: Path, retired: bool) -> None:
     if retired:
         click.echo(f"{len(gone)} retired memory point(s) in the lock")
         _echo(retired_line(e) for e in gone)
+
+
+@main.command()
+@QUESTIONS_OPTION
+@click.option("--since", metavar="VERSION", help="Only versions after this one (e.g. 2026.12.01).")
+def changes(questions: Path, since: str | None) -> None:
+    """Print the cards each version added, revised (old → new, with path:line) and retired,
+    newest first: the text of decks/CHANGES.md."""
+    if since is not None and not re.fullmatch(r"\d{4}\.\d{2}\.\d{2}", since):
+        click.echo(f"--since {since}: a version is a date, YYYY.MM.DD (e.g. 2026.12.01)", err=True)
+        sys.exit(2)
+    try:
+        text = run_changes(questions, since)
+    except CardsError as e:
+        _fail(e)
+        return
+    click.echo(text, nl=False)
 
 
 if __name__ == "__main__":

@@ -8,22 +8,30 @@ that changed), and whether the item is still in the bank.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from . import __version__
 from .errors import CardsError, Problem, yaml_problem
-from .model import MemoryPoint, Question
 
 LOCK_FORMAT = 1
 GENERATOR = f"ainfra-cards {__version__}"
 Status = Literal["active", "retired"]
 
 
+@dataclass(frozen=True)
+class Revision:
+    """A note's earlier text, and the version whose build replaced it (see history.py)."""
+
+    version: str
+    cue: str
+    answer: str
+
+
 @dataclass
 class LockEntry:
-    """The lock's record of one note."""
+    """The lock's record of one note (the last five fields: see history.py)."""
 
     guid: str
     question: str  # the question's key: front-matter id, else its zero-padded number
@@ -35,6 +43,11 @@ class LockEntry:
     mod: int = 0  # when the note's content last changed (Unix seconds)
     status: Status = "active"  # "retired": gone from the bank, kept to restore its GUID
     id: str | None = None  # an explicit item id, once one is given
+    added_in: str | None = None  # the version the note first appeared in
+    changed_in: str | None = None  # the version its cue or answer last changed in wording
+    history: list[Revision] = field(default_factory=list)  # earlier texts, oldest first
+    retired_in: str | None = None  # the version it was retired in
+    replaced_by: str | None = None  # the GUID of the card that took its place, if known
 
 
 @dataclass
@@ -133,12 +146,14 @@ def _lock_from_data(data: Any, where: str) -> Lock:
     seen: set[str] = set()
     for i, raw in enumerate(data.get("notes") or [], 1):
         try:
-            entry = LockEntry(**raw)
+            entry = LockEntry(**{**raw, "history": [Revision(**r) for r in raw.get("history") or []]})
             entry.guid, entry.question = str(entry.guid), str(entry.question)
             entry.number, entry.index, entry.mod = int(entry.number), int(entry.index), int(entry.mod)
             entry.cue, entry.answer = str(entry.cue), str(entry.answer)
         except (TypeError, ValueError) as e:
             raise bad(f"note {i} of the lock is malformed ({e})") from e
+        if not all(isinstance(v, str) for r in entry.history for v in (r.version, r.cue, r.answer)):
+            raise bad(f"note {i} of the lock has a malformed history")
         if entry.status not in ("active", "retired") or not entry.guid:
             raise bad(f"note {i} of the lock has a bad guid or status {entry.status!r}")
         if entry.guid in seen:
@@ -205,6 +220,14 @@ def _note_data(e: LockEntry) -> dict[str, Any]:
     }
     if e.id is not None:
         d["id"] = e.id
+    for name in ("added_in", "changed_in"):
+        if getattr(e, name) is not None:
+            d[name] = getattr(e, name)
+    if e.history:
+        d["history"] = [{"version": r.version, "cue": r.cue, "answer": r.answer} for r in e.history]
+    for name in ("retired_in", "replaced_by"):
+        if getattr(e, name) is not None:
+            d[name] = getattr(e, name)
     return d
 
 
@@ -219,33 +242,3 @@ def _yaml(data: Any) -> str:
         width=4096,
         default_flow_style=False,
     )
-
-
-def next_lock(
-    lock: Lock | None,
-    guids: dict[tuple[str, int], str],
-    notes: list[tuple[Question, MemoryPoint, str]],
-    notetype_digest: str,
-    now: int,
-) -> Lock:
-    """The lock after this build: mod times move only where content changed.
-
-    notes holds (question, point, content digest) for every memory point of the bank.
-    """
-    old = lock.by_guid() if lock else {}
-    entries: list[LockEntry] = []
-    for q, p, content in notes:
-        guid = guids[(q.key, p.index)]
-        before = old.get(guid)
-        unchanged = before is not None and before.content == content
-        mod = before.mod if unchanged and before is not None else max(now, (before.mod + 1) if before else 0)
-        entry = LockEntry(guid, q.key, q.number, p.index, p.cue, p.answer, content, mod, "active")
-        entry.id = p.explicit_id or (before.id if before else None)
-        entries.append(entry)
-    live = {e.guid for e in entries}
-    entries += [replace(e, status="retired") for e in old.values() if e.guid not in live]
-    if lock and lock.notetype_digest == notetype_digest:
-        nt_mod = lock.notetype_mod
-    else:
-        nt_mod = max(now, (lock.notetype_mod + 1) if lock else 0)
-    return Lock(notetype_digest, nt_mod, entries, lock.blocks if lock else {})

@@ -107,3 +107,4 @@ class Card:
     tags: list[str]
     module: Module
     question: int
+    suspended: bool = False  # a retired card: new learners never study it

@@ -14,6 +14,7 @@ from .util import writing
 DECK_FILE = "ainfra-cards.apkg"
 LOCK_FILE = "ainfra-cards.lock.yaml"
 STUDY_FILE = "study.html"
+CHANGES_FILE = "CHANGES.md"
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,11 @@ class Paths:
     lock: Path
     study: Path | None = None  # study.html; None for a deck of selected modules
     seed: Path | None = None  # the bank's own lock, read (never written) while `lock` does not exist
+
+    @property
+    def changes(self) -> Path | None:
+        """CHANGES.md, written with study.html (the whole bank's outputs) beside the deck."""
+        return None if self.study is None else self.deck.parent / CHANGES_FILE
 
     @classmethod
     def default(

@@ -6,6 +6,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from .build import BuildResult
+from .history import RETIRED_SHIPS_FOR
 from .ids import Judgement
 from .lockfile import LockEntry
 from .model import Bank
@@ -49,7 +50,8 @@ def changes_table(changes: dict[str, ModuleChanges]) -> list[str]:
 def retired_line(e: LockEntry) -> str:
     return (
         f'retired: question {e.number} item {e.index} "{e.cue}" ({e.guid}): no longer in the bank; '
-        f"Anki keeps it until you delete it (browse tag:{TAG_ROOT}::Q{e.number:03d})"
+        f"the deck keeps shipping it for {RETIRED_SHIPS_FOR} versions, marked 退役 "
+        f"(browse tag:{TAG_ROOT}::retired tag:{TAG_ROOT}::Q{e.number:03d})"
     )
 
 

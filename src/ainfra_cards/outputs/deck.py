@@ -10,7 +10,6 @@ date, so the same input gives the same package.
 from __future__ import annotations
 
 import io
-import itertools
 import json
 import sqlite3
 import tempfile
@@ -19,10 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import genanki
-
 from .. import notetype as nt
 from ..model import Card, Module
+from ..plan import RETIRED_TAG, REVISED_TAG
 from ..util import digest
 
 if TYPE_CHECKING:
@@ -60,13 +58,16 @@ class DeckOutput:
         notes = [
             (n.guid, n.mod, plan.content[n.guid]) for n in plan.notes if self.selected(n.question.module)
         ]
+        retired = [(c.guid, c.mod, c.fields) for c in plan.retired_cards if self.selected(c.module)]
         questions = [q for q in plan.bank.questions if self.selected(q.module)]
         images = sorted({name for q in questions for name in plan.media_names(q)})
-        return digest("deck", plan.lock.notetype_mod, nt.notetype_digest(), notes, images)
+        return digest(
+            "deck", plan.lock.notetype_mod, nt.notetype_digest(), notes, retired, images, description(plan)
+        )
 
     def render(self, plan: Plan) -> bytes:
         cards = self.cards(plan)
-        return package_bytes(cards, plan.lock.notetype_mod, self.media(cards, plan))
+        return package_bytes(cards, plan.lock.notetype_mod, self.media(cards, plan), description(plan))
 
     def is_current(self, plan: Plan) -> bool:
         if not self.path.is_file():
@@ -82,90 +83,23 @@ def deck_name(module: Module) -> str:
     return f"{nt.ROOT_DECK_NAME}::{module.label}"
 
 
-def package_bytes(cards: list[Card], notetype_mod: int, media: dict[str, Path]) -> bytes:
-    """The .apkg for cards: notes and notetype carry their own times."""
-    return _zip(collection_bytes(cards, notetype_mod), media)
+def description(plan: Plan) -> str:
+    """The top deck's description: the bank's version, and how to find what it revised."""
+    if plan.version is None:
+        return ""
+    revised = sum(1 for n in plan.notices.values() if n.revision and n.revision.version == plan.version)
+    return (
+        f"<p>题库版本 <b>{plan.version}</b>，共 {len(plan.notes)} 张卡片。</p>"
+        f"<p>本版修订 {revised} 张：在浏览器里搜索 <code>tag:{REVISED_TAG}::{plan.version}</code>；"
+        f"已退役的卡片：<code>tag:{RETIRED_TAG}</code>。</p>"
+    )
 
 
-class TimedModel(genanki.Model):  # type: ignore[misc]
-    """The notetype, stamped with the time it last changed (from the lock), not the build's."""
+def package_bytes(cards: list[Card], notetype_mod: int, media: dict[str, Path], about: str = "") -> bytes:
+    """The .apkg for cards: notes and notetype carry their own times; about describes the top deck."""
+    from .collection import collection_bytes  # genanki is imported only to write a deck
 
-    def __init__(self, mod: int):
-        super().__init__(
-            nt.NOTETYPE_ID,
-            nt.NOTETYPE_NAME,
-            fields=[{"name": f} for f in nt.FIELDS],
-            templates=nt.templates(),
-            css=nt.css(),
-            sort_field_index=0,
-        )
-        self.mod = mod
-
-    def to_json(self, timestamp: float, deck_id: int) -> dict[str, Any]:
-        return super().to_json(self.mod, deck_id)  # type: ignore[no-any-return]
-
-
-class TimedNote(genanki.Note):  # type: ignore[misc]
-    """A note (and its cards) stamped with the time its content last changed."""
-
-    def __init__(self, mod: int, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.mod = mod
-
-    def write_to_db(self, cursor: Any, timestamp: float, deck_id: int, id_gen: Any) -> None:
-        super().write_to_db(cursor, self.mod, deck_id, id_gen)
-
-
-def collection_bytes(cards: list[Card], notetype_mod: int) -> bytes:
-    """The collection (collection.anki2) of the .apkg for cards, written by genanki.
-
-    Ids count up from the newest time, in deck order, each note followed by its cards; a card's
-    due is its note's position in the bank (new cards are studied in bank order).
-    """
-    model = TimedModel(notetype_mod)
-    decks: dict[int, genanki.Deck] = {}
-    for position, card in enumerate(cards):
-        did = nt.deck_id(card.module.number)
-        if did not in decks:
-            decks[did] = genanki.Deck(did, deck_name(card.module))
-        note = TimedNote(
-            card.mod,
-            model=model,
-            fields=[card.fields.get(name, "") for name in nt.FIELDS],
-            tags=card.tags,
-            guid=card.guid,
-            due=position,
-        )
-        decks[did].add_note(note)
-    stamp = max([notetype_mod, *(c.mod for c in cards)])
-    root = genanki.Deck(nt.ROOT_DECK_ID, nt.ROOT_DECK_NAME)
-    package = genanki.Package([root, *(decks[did] for did in sorted(decks))])
-    conn = sqlite3.connect(":memory:")
-    try:
-        package.write_to_db(conn.cursor(), notetype_mod, itertools.count(stamp * NOTE_ID_BASE))
-        conn.commit()
-        return _serialize(conn)
-    finally:
-        conn.close()
-
-
-def _serialize(conn: sqlite3.Connection) -> bytes:
-    """The in-memory database's file image."""
-    if hasattr(conn, "serialize"):
-        return conn.serialize()
-    return _file_image(conn)  # Python 3.10 has no serialize(); only the header's counters differ
-
-
-def _file_image(conn: sqlite3.Connection) -> bytes:
-    """The database copied page by page into a file, and that file's bytes."""
-    with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "collection.anki2"
-        out = sqlite3.connect(db)
-        try:
-            conn.backup(out)
-        finally:
-            out.close()
-        return db.read_bytes()
+    return _zip(collection_bytes(cards, notetype_mod, about), media)
 
 
 def _zip(collection: bytes, media: dict[str, Path]) -> bytes:
@@ -196,12 +130,12 @@ def apkg_summary(package: bytes) -> dict[str, Any]:
         try:
             notes = conn.execute("SELECT guid, mid, mod, tags, flds FROM notes ORDER BY guid").fetchall()
             cards = conn.execute(
-                "SELECT n.guid, c.did, c.ord, c.mod FROM cards c JOIN notes n ON n.id = c.nid"
+                "SELECT n.guid, c.did, c.ord, c.mod, c.queue FROM cards c JOIN notes n ON n.id = c.nid"
                 " ORDER BY n.guid, c.ord"
             ).fetchall()
             models, decks = conn.execute("SELECT models, decks FROM col").fetchone()
         finally:
             conn.close()
     models = {k: {f: v for f, v in m.items() if f not in ("usn",)} for k, m in json.loads(models).items()}
-    deck_names = sorted((k, d["name"]) for k, d in json.loads(decks).items())
+    deck_names = sorted((k, d["name"], d.get("desc", "")) for k, d in json.loads(decks).items())
     return {"notes": notes, "cards": cards, "models": models, "decks": deck_names, "media": media_bytes}

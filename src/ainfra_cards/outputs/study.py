@@ -15,7 +15,7 @@ import html
 import json
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePosixPath
@@ -51,10 +51,15 @@ class StudyOutput:
             [n.guid for n in plan.notes],
             bank.modules,
             self.branding,
+            sorted((g, n.page) for g, n in plan.notices.items()),
+            plan.version,
         )
 
     def render(self, plan: Plan) -> bytes:
-        return study_html(plan.bank, plan.question, self.branding, plan.guid, plan.page_body)
+        revisions = {g: (n.revision.version, n.page) for g, n in plan.notices.items() if n.revision}
+        return study_html(
+            plan.bank, plan.question, self.branding, plan.guid, plan.page_body, revisions, plan.version
+        )
 
     def is_current(self, plan: Plan) -> bool:
         try:
@@ -63,9 +68,10 @@ class StudyOutput:
             return False
 
 
-def default_branding(bank: Bank) -> Branding:
+def default_branding(bank: Bank, version: str | None = None) -> Branding:
     cards = sum(len(q.points) for q in bank.questions)
-    return Branding(bank.title, f"{len(bank.questions)} 题 · {cards} 张卡片", bank.title)
+    subtitle = f"{len(bank.questions)} 题 · {cards} 张卡片" + (f" · 版本 {version}" if version else "")
+    return Branding(bank.title, subtitle, bank.title)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,14 +230,30 @@ def _question_parts(
     aid: str,
     cids: list[str],
     guids: list[str | None],
+    revisions: Mapping[str, tuple[str, str]],
 ) -> tuple[str, str]:
     """The question's title (for the sidebar) and its article."""
     r = rendered(q)
-    return _no_links(_page_html(r.title, anchors, q.path)), _question(q, r, anchors, aid, cids, guids)
+    article = _question(q, r, anchors, aid, cids, guids, revisions)
+    return _no_links(_page_html(r.title, anchors, q.path)), article
+
+
+def _revision_slots(revision: tuple[str, str] | None) -> dict[str, str]:
+    """A revised card's version and previous text, for 复习 to mark it 已修订 (see review.js)."""
+    if revision is None:
+        return {"changed": "", "was": ""}
+    version, was = revision
+    return {"changed": f' data-changed="{html.escape(version)}"', "was": part("was", text=_no_links(was))}
 
 
 def _question(
-    q: Question, r: RenderedQuestion, anchors: Anchors, aid: str, cids: list[str], guids: list[str | None]
+    q: Question,
+    r: RenderedQuestion,
+    anchors: Anchors,
+    aid: str,
+    cids: list[str],
+    guids: list[str | None],
+    revisions: Mapping[str, tuple[str, str]],
 ) -> str:
     base = q.path
     sections = []
@@ -265,6 +287,7 @@ def _question(
                 guid=_guid_attr(guid),
                 cue=_page_html(cue, anchors, base),
                 answer=_page_html(answer, anchors, base),
+                **_revision_slots(revisions.get(guid or "")),
             )
             for p, (cue, answer), cid, guid in zip(q.points, r.points, cids, guids, strict=True)
         ]
@@ -372,14 +395,18 @@ def study_html(
     branding: Branding = NO_BRANDING,
     guids: Guids | None = None,
     page_body: PageBody | None = None,
+    revisions: Mapping[str, tuple[str, str]] | None = None,
+    version: str | None = None,
 ) -> bytes:
     """The whole bank as one self-contained HTML document, UTF-8 (deterministic for a bank).
 
     guids gives each memory point its note's GUID (from the lock): the 复习 mode keeps a card's
     progress under it, so progress follows the same identity as a learner's Anki history.
-    page_body gives a page's rendered body (rendered here when it gives None).
+    page_body gives a page's rendered body (rendered here when it gives None); revisions, by
+    GUID, a revised card's version and previous text; version is the bank's.
     """
-    brand = branding.over(default_branding(bank))
+    revisions = revisions or {}
+    brand = branding.over(default_branding(bank, version))
     anchors = Anchors(bank)
     by_module: dict[Module, list[Question]] = {m: [] for m in bank.modules}
     for q in bank.questions:
@@ -392,7 +419,9 @@ def study_html(
             aid = anchors.question_ids[str(q.path)]
             cids = _card_ids(q, seen_cards)
             note_guids = [guids(q, p) if guids else None for p in q.points]
-            titles[aid], questions[aid] = _question_parts(q, rendered, anchors, aid, cids, note_guids)
+            titles[aid], questions[aid] = _question_parts(
+                q, rendered, anchors, aid, cids, note_guids, revisions
+            )
 
     def body(page: Page) -> Fragment:
         return (page_body(page) if page_body else None) or render_page(page)

@@ -74,7 +74,8 @@
     return { guid: li.getAttribute("data-guid"), li: li, article: art.id, module: art.getAttribute("data-m"),
              moduleLabel: crumbs ? crumbs.textContent : "", number: art.getAttribute("data-n"),
              title: (art.querySelector(".qtitle") || {}).innerHTML || "",
-             cue: li.querySelector(".pt-cue").innerHTML, answer: li.querySelector(".pt-ans").innerHTML };
+             cue: li.querySelector(".pt-cue").innerHTML, answer: li.querySelector(".pt-ans").innerHTML,
+             changed: li.getAttribute("data-changed") || "", was: (li.querySelector(".pt-was") || {}).innerHTML || "" };
     });
     items.forEach(function (it) { byGuid[it.guid] = it; });
   }
@@ -94,6 +95,20 @@
              state: +c.state, last_review: c.last_review ? +c.last_review : null };
   }
   function now() { return Date.now(); }
+  // The version (UTC date, YYYY.MM.DD) of a time: what a card's data-changed is compared with.
+  function versionOf(t) {
+    var d = new Date(t), pad = function (n) { return (n < 10 ? "0" : "") + n; };
+    return d.getUTCFullYear() + "." + pad(d.getUTCMonth() + 1) + "." + pad(d.getUTCDate());
+  }
+  // A card whose text changed (data-changed) since the learner last saw it: due at once, marked
+  // 已修订 with its previous text. Its memory state is kept (see README): the learner's answer to
+  // the corrected card tells FSRS how well the new text is known. `seen` is the version of the
+  // card the learner last rated; older progress has only the review time.
+  function revised(it, s) {
+    if (!it.changed || !s) return false;
+    var seen = s.seen || (s.last_review ? versionOf(s.last_review) : "");
+    return seen < it.changed;
+  }
   function startOfDay(t) { var d = new Date(t); d.setHours(0, 0, 0, 0); return +d; }
 
   // ---- the queue ------------------------------------------------------------------------------
@@ -113,15 +128,17 @@
   function queue(t) {
     var endOfDay = startOfDay(t) + DAY;
     var due = [], fresh = [];
+    var changed = [];
     inScope().forEach(function (it) {
       var s = data.cards[it.guid];
       if (!s) { fresh.push(it); return; }
+      if (revised(it, s)) { changed.push(it); return; }
       var learning = s.state === 1 || s.state === 3;
       if (learning ? s.due <= t + LEARN_AHEAD : s.due < endOfDay) due.push(it);
     });
     due.sort(function (a, b) { return data.cards[a.guid].due - data.cards[b.guid].due; });  // overdue first
     var room = Math.max(0, data.settings.newPerDay - newToday(t));
-    return due.concat(fresh.slice(0, room));
+    return changed.concat(due, fresh.slice(0, room));
   }
 
   // ---- showing and rating ---------------------------------------------------------------------
@@ -165,6 +182,11 @@
       $("rv-cue").innerHTML = it.cue;
       $("rv-answer").innerHTML = it.answer;
       $("rv-answer").hidden = true;
+      var isRevised = revised(it, data.cards[it.guid]);
+      $("rv-mark").hidden = !isRevised;
+      $("rv-mark").textContent = isRevised ? "已修订（" + it.changed + "）" : "";
+      $("rv-was").innerHTML = isRevised ? "<b>修订前</b>：" + it.was : "";
+      $("rv-was").hidden = true;
       $("rv-show").hidden = false;
       $("rv-rate").hidden = true;
       $("rv-card").setAttribute("data-guid", it.guid);
@@ -180,6 +202,7 @@
   function showAnswer() {
     if (!currentItem) return;
     $("rv-answer").hidden = false;
+    $("rv-was").hidden = !$("rv-was").innerHTML;
     $("rv-show").hidden = true;
     $("rv-rate").hidden = false;
   }
@@ -192,6 +215,7 @@
     var rec = scheduler().next(card, new Date(t), rating);
     undoStack.push({ guid: guid, before: before, logLength: data.log.length });
     data.cards[guid] = fromCard(rec.card);
+    if (currentItem.changed) data.cards[guid].seen = currentItem.changed;
     data.log.push({ guid: guid, rating: rating, review: t, first: !before });
     save();
     render();
@@ -226,6 +250,10 @@
       }).join("");
     var today = data.log.filter(function (l) { return l.review >= start; }).length;
     $("rv-today").textContent = "今天已复习 " + today + " 次";
+    var gone = Object.keys(data.cards).filter(function (g) { return !byGuid[g]; }).length;
+    $("rv-retired").hidden = !gone;
+    $("rv-retired").textContent = gone ? "你学过的卡片中有 " + gone + " 张已退役（题库删除了这些记忆要点），" +
+      "它们不再出现在队列里；记录仍保留在进度中。" : "";
     var counts = [];
     for (var i = 0; i < FORECAST_DAYS; i++) counts.push(0);
     Object.keys(data.cards).forEach(function (g) {
