@@ -26,12 +26,16 @@ def committed_locks(path: Path) -> list[tuple[str, bytes]]:
     """(version, bytes) of every commit that changed the lock file, oldest first."""
     top = Path(subprocess.check_output(["git", "rev-parse", "--show-toplevel"], text=True).strip())
     rel = path.resolve().relative_to(top).as_posix()
-    log = subprocess.check_output(["git", "log", "--reverse", "--format=%H %ct", "--", rel], text=True, cwd=top)
+    log = subprocess.check_output(
+        ["git", "log", "--reverse", "--format=%H %ct", "--", rel], text=True, cwd=top
+    )
     out = []
     for line in log.split("\n"):
         if line.strip():
             sha, ts = line.split()
-            out.append((version_of(int(ts)), subprocess.check_output(["git", "show", f"{sha}:{rel}"], cwd=top)))
+            out.append(
+                (version_of(int(ts)), subprocess.check_output(["git", "show", f"{sha}:{rel}"], cwd=top))
+            )
     return out
 
 
