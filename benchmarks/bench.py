@@ -71,7 +71,6 @@ def export_notes(bank: Path, out: Path) -> None:
     """The notes a build of bank makes, as JSON for floor.py (same fields, tags, decks, GUIDs)."""
     from ainfra_cards import notetype as nt
     from ainfra_cards.build import Paths, plan
-    from ainfra_cards.outputs.deck import deck_name
 
     built = plan(Paths.default(bank), 1_800_000_000)
     notes = [
@@ -80,7 +79,7 @@ def export_notes(bank: Path, out: Path) -> None:
             "fields": [c.fields[f] for f in nt.FIELDS],
             "tags": c.tags,
             "deck_id": nt.deck_id(c.module.number),
-            "deck": deck_name(c.module),
+            "deck": nt.deck_name(c.module.label),
         }
         for c in built.cards
     ]

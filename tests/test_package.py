@@ -17,7 +17,8 @@ from conftest import question_md, write_bank
 from ainfra_cards import notetype as nt
 from ainfra_cards.build import Paths, plan
 from ainfra_cards.outputs import collection as deck_mod
-from ainfra_cards.outputs.deck import NOTE_ID_BASE, package_bytes
+from ainfra_cards.outputs.collection import NOTE_ID_BASE
+from ainfra_cards.outputs.deck import package_bytes
 
 TABLES = ("col", "notes", "cards", "revlog", "graves")
 

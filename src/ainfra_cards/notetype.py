@@ -30,6 +30,11 @@ def deck_id(module_number: int) -> int:
     return ROOT_DECK_ID + module_number
 
 
+def deck_name(label: str) -> str:
+    """A module's subdeck, from its label (``05 数据并行``)."""
+    return f"{ROOT_DECK_NAME}::{label}"
+
+
 def css() -> str:
     return "\n".join(static_text(n) for n in ("card.css", "pygments-light.css", "pygments-dark.css"))
 

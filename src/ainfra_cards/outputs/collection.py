@@ -13,7 +13,8 @@ import genanki
 
 from .. import notetype as nt
 from ..model import Card
-from .deck import NOTE_ID_BASE, deck_name
+
+NOTE_ID_BASE = 1000  # note and card ids are the build stamp (seconds) times this, counting up
 
 
 class TimedModel(genanki.Model):  # type: ignore[misc]
@@ -58,7 +59,7 @@ def collection_bytes(cards: list[Card], notetype_mod: int, about: str = "") -> b
     for position, card in enumerate(cards):
         did = nt.deck_id(card.module.number)
         if did not in decks:
-            decks[did] = genanki.Deck(did, deck_name(card.module))
+            decks[did] = genanki.Deck(did, nt.deck_name(card.module.label))
         note = TimedNote(
             card.mod,
             card.suspended,

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)  # every zip entry's date: fixed, so equal input gives equal bytes
 ZIP_LEVEL = 3  # zlib's fast mode: the collection deflates 2.4x faster than at the default 6, 11% larger
-NOTE_ID_BASE = 1000  # note and card ids are the build stamp (seconds) times this, counting up
 
 
 @dataclass
@@ -77,10 +76,6 @@ class DeckOutput:
         except (OSError, KeyError, ValueError, zipfile.BadZipFile, sqlite3.DatabaseError):
             return False  # an unreadable committed deck is as stale as it gets
         return on_disk == apkg_summary(self.render(plan))
-
-
-def deck_name(module: Module) -> str:
-    return f"{nt.ROOT_DECK_NAME}::{module.label}"
 
 
 def description(plan: Plan) -> str:
