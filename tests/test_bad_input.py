@@ -54,8 +54,12 @@ def _refused(bank, decks, before, expected: str) -> None:
             {"01-基础/002-b.md": "---\nmodule: 杂项\n---\n" + question_md(2, "乙", ["1. **c**：d"])},
             "01-基础/002-b.md:2: front matter 'module' '杂项' must name a module folder",
         ),
+        (
+            {"01-基础/002-b.md": question_md(2, "乙", ["1. **c**：d", "2. **参数入桶的顺序**"])},
+            "01-基础/002-b.md:25: 记忆要点 item 2 has a cue but no answer",
+        ),
     ],
-    ids=["same-front-matter-id", "digit-id", "repeated-item-id", "module-without-number"],
+    ids=["same-front-matter-id", "digit-id", "repeated-item-id", "module-without-number", "bold-cue-alone"],
 )
 def test_identity_breaking_input_is_refused_and_nothing_changes(tmp_path, files, expected):
     bank, decks, before = _first_build(tmp_path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+from pathlib import Path
 
 from click.testing import CliRunner
 from conftest import question_md, write_bank
@@ -178,3 +179,44 @@ def test_the_command_reports_and_exits_as_main_does(tmp_path):
     usage = command("build", "--no-such-option")
     assert usage.returncode == 2 and "No such option" in usage.stderr
     assert command("--version").stdout.strip().endswith(__version__)
+
+
+def test_a_lost_lock_is_said_first_and_derived_cards_are_told_from_new_ones(tmp_path):
+    bank = small_bank(tmp_path)
+    assert run("build", "--questions", str(bank)).exit_code == 0
+    first = run("build", "--questions", str(bank))
+    assert "no lock file" not in first.output
+    (tmp_path / "decks" / "ainfra-cards.lock.yaml").unlink()
+    path = next(bank.rglob("*.md"))
+    text = path.read_text("utf-8")
+    cue = text.split("1. **")[1].split("**")[0]
+    path.write_text(text.replace(f"1. **{cue}**", f"1. **{cue}（改写）**"), "utf-8")
+    result = run("build", "--questions", str(bank))
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].startswith("no lock file at ") and "derived from its question number and cue" in lines[0]
+    total = sum(
+        1 for _ in bank.rglob("*.md") for line in _.read_text("utf-8").splitlines() if line[:1].isdigit()
+    )
+    assert lines[1] == (
+        f"of the {total} cards, {total - 1} are already in {tmp_path / 'decks' / 'ainfra-cards.apkg'} "
+        f"under the same GUID (derived); new to it: 1"
+    )
+
+
+def test_outside_a_bank_the_error_names_the_folder_it_looked_in(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("check")
+    assert result.exit_code == 1
+    assert f"questions:0: no such bank folder (looked in {tmp_path})" in result.output
+    assert "--questions DIR" in result.output
+
+
+def test_a_module_deck_reports_only_its_modules_and_is_ignored_by_git(tmp_path):
+    bank = small_bank(tmp_path)
+    result = run("build", "--questions", str(bank), "--module", "01")
+    assert result.exit_code == 0
+    rows = [line.split()[0] for line in result.output.splitlines()[1:] if line[:2].isdigit()]
+    assert rows == ["01"], result.output
+    ignored = (Path(__file__).resolve().parents[1] / ".gitignore").read_text("utf-8").splitlines()
+    assert "decks/ainfra-cards-*.apkg" in ignored

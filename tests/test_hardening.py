@@ -195,6 +195,21 @@ BAD_FILES = {
         "section '## 记忆要点' appears twice",
     ),
     "huge": ("01-基础/002-big.md", b"# x\n" + b"a" * (5 * 2**20), "the limit is 4 MiB"),
+    "UTF-16": (
+        "01-基础/002-u16.md",
+        question_md(2, "十六", ["1. **甲**：乙"]).encode("utf-16"),
+        "01-基础/002-u16.md:1: the file looks like UTF-16",
+    ),
+    "UTF-16 without BOM": (
+        "01-基础/002-le.md",
+        question_md(2, "x", ["1. **a**：b"]).encode("utf-16-le"),
+        "01-基础/002-le.md:1: the file looks like UTF-16",
+    ),
+    "unclosed front matter": (
+        "01-基础/002-fm.md",
+        b"---\ntags: [a]\n" + question_md(2, "y", ["1. **a**：b"]).encode(),
+        "01-基础/002-fm.md:1: front matter is not closed",
+    ),
 }
 
 
@@ -209,6 +224,7 @@ def test_each_kind_of_bad_file_is_reported_and_nothing_written(tmp_path, case):
     (bank / rel).write_bytes(data)
     result = runner.invoke(main, ["build", "--questions", str(bank)])
     assert result.exit_code == 1 and message in result.output, result.output
+    assert result.output.count(f"{rel}:") == 1, result.output  # one clear error, not several unrelated ones
     assert {p.name: p.read_bytes() for p in decks.iterdir()} == before
 
 

@@ -94,6 +94,20 @@ def test_the_original_layouts_branding_file_is_read_and_options_still_win(tmp_pa
     assert ">命令行<" in page and "配置文件" in page and "<title>浏览器标签</title>" in page
 
 
+def test_the_branding_file_inside_the_bank_folder_is_read_too(tmp_path):
+    """The original bank keeps study_html_meta.txt among its module folders; one beside the
+    bank folder fills in first."""
+    bank = _bank(tmp_path)
+    (bank / "study_html_meta.txt").write_text("原题库标题\n原副标题\n原标签\n", "utf-8")
+    _build("--questions", str(bank))
+    page = (tmp_path / "decks" / "study.html").read_text("utf-8")
+    assert "<title>原标签</title>" in page and ">原题库标题<" in page and "原副标题" in page
+    (tmp_path / "study_html_meta.txt").write_text("旁边的标题\n\n\n", "utf-8")
+    _build("--questions", str(bank))
+    page = (tmp_path / "decks" / "study.html").read_text("utf-8")
+    assert ">旁边的标题<" in page and "原副标题" in page and "<title>原标签</title>" in page
+
+
 def test_sources_open_in_a_new_tab_in_study_html(tmp_path):
     bank = _bank(tmp_path, sources=True)
     _build("--questions", str(bank))

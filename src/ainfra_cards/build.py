@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import sqlite3
 import time
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -35,7 +37,7 @@ from .memo import NO_MEMO, Memo
 from .model import Bank, Card, MemoryPoint, Module, Question
 from .outputs import Output, Written, stale_outputs, write_outputs
 from .outputs.changes import ChangesOutput, changes_text
-from .outputs.deck import DeckOutput
+from .outputs.deck import DeckOutput, apkg_summary
 from .outputs.lock import LockOutput
 from .outputs.study import StudyOutput, render_page
 from .paths import STUDY_FILE, Paths, build_lock
@@ -384,6 +386,8 @@ class BuildResult:
     stale: list[Path] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     selected: list[Module] = field(default_factory=list)  # the deck's modules; empty for all
+    # with no lock to read: how many derived GUIDs the deck already on disk has (None: no such deck)
+    no_lock: tuple[Path, int | None] | None = None
 
     @property
     def deck_cards(self) -> int:
@@ -400,11 +404,14 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
     try:
         with build_lock(paths.lock) if writes else contextlib.nullcontext():
             now = request.now if request.now is not None else build_time()
+            had_lock = paths.lock_to_read().exists()
             built = plan(paths, now, memo, progress)
             selected = select_modules(built.bank, request.modules)
             outputs = outputs_for(paths, selected, branding)
             result = BuildResult(request, paths, built, outputs, warnings=problems.warnings + built.warnings)
             result.selected = selected
+            if not had_lock:
+                result.no_lock = (paths.lock, _known_guids(paths.deck, built))
             if request.mode == "check":
                 fill_rendered(built, memo)
                 result.stale = stale_outputs(outputs, built)
@@ -413,6 +420,16 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
     finally:
         memo.close()
     return result
+
+
+def _known_guids(deck: Path, built: Plan) -> int | None:
+    """How many of the plan's notes the deck file already holds (by GUID); None without a deck."""
+    try:
+        notes = apkg_summary(deck.read_bytes())["notes"]
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, sqlite3.DatabaseError):
+        return None
+    have = {guid for guid, *_ in notes}
+    return sum(1 for n in built.notes if n.guid in have)
 
 
 def run_html(

@@ -12,6 +12,7 @@ Each setting is taken from the first of these that gives it:
 
 3. ``study_html_meta.txt`` beside the bank folder, the original layout's branding file: three
    lines, the page title, the subtitle and the browser-tab title (an empty line means "not set");
+   then the same file inside the bank folder, where the original bank keeps it;
 4. the defaults: the bank's front-page title, and question and card counts as the subtitle.
 """
 
@@ -50,7 +51,8 @@ _KEYS = tuple(f.name for f in fields(Branding))
 def load_branding(questions: Path, problems: Collector, options: Branding = Branding()) -> Branding:
     """Options over ainfra-cards.yaml over study_html_meta.txt (defaults are filled in later)."""
     folder = questions.resolve().parent
-    return options.over(_from_config(folder / CONFIG_FILE, problems)).over(_from_meta(folder / META_FILE))
+    branding = options.over(_from_config(folder / CONFIG_FILE, problems)).over(_from_meta(folder / META_FILE))
+    return branding.over(_from_meta(questions / META_FILE))
 
 
 def _from_meta(path: Path) -> Branding:

@@ -32,6 +32,7 @@ _NUMBER_RE = re.compile(
 )
 _LATIN_TERM_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_.+/=-]*[A-Za-z0-9_+]")
 _BOLD_SPAN_RE = re.compile(r"\*\*(.+?)\*\*")
+_BOLD_ONLY_RE = re.compile(r"^\*\*[^*]+\*\*\s*$")  # an item that is a bold cue and nothing else
 CLOZE_MARK = "［…］"
 
 
@@ -121,6 +122,8 @@ def split_item(
         explicit_id, head = m.group(1), head[: m.start()]
     extra = "\n".join(sub).strip()
     pair = _split_pair(head)
+    if pair is None and _BOLD_ONLY_RE.match(head) and not extra:
+        return None  # a bold cue whose answer (and separator) went missing
     if pair is not None:
         cue, answer = pair
         if not answer and not extra:

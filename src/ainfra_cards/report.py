@@ -74,10 +74,31 @@ def judgement_lines(judgements: list[Judgement]) -> list[str]:
     return lines
 
 
+def no_lock_lines(result: BuildResult) -> list[str]:
+    """Said first when there was no lock to read: "added" then means "derived", not "new"."""
+    if result.no_lock is None:
+        return []
+    lock, known = result.no_lock
+    lines = [
+        f"no lock file at {lock}: every GUID was derived from its question number and cue, so a note "
+        "whose cue has not changed since its lock was made keeps its GUID and its reviews; the table "
+        "counts every card as added. Restore the lock from git if it was lost (git checkout -- <lock>)."
+    ]
+    if known is not None:
+        total = len(result.built.notes)
+        lines.append(
+            f"of the {total} cards, {known} are already in {result.paths.deck} under the same GUID "
+            f"(derived); new to it: {total - known}"
+        )
+    return lines
+
+
 def build_report(result: BuildResult) -> list[str]:
     """The lines `build` and `build --dry-run` print."""
     built = result.built
-    lines = changes_table(built.changes)
+    lines = no_lock_lines(result)
+    shown = {m.label for m in result.selected}  # a --module deck: only its modules' rows
+    lines += changes_table({k: v for k, v in built.changes.items() if not shown or k in shown})
     lines += [retired_line(e) for e in built.retired]
     lines += judgement_lines(built.judgements)
     if result.request.mode == "dry-run":

@@ -63,6 +63,14 @@ def read_source(abspath: Path, rel: str, problems: Collector) -> tuple[bytes, st
     except OSError as e:
         problems.error(rel, 1, f"cannot read file: {e.strerror or e}; check its permissions")
         return None
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _looks_utf16(raw):
+        problems.error(
+            rel,
+            1,
+            "the file looks like UTF-16 (a byte-order mark or a NUL byte beside each character); "
+            f"re-save it as UTF-8, e.g. `iconv -f UTF-16 -t UTF-8 {rel} > fixed.md`",
+        )
+        return None
     if b"\x00" in raw:
         problems.error(rel, 1, "binary file (contains NUL bytes); only UTF-8 Markdown belongs here")
         return None
@@ -80,6 +88,12 @@ def read_source(abspath: Path, rel: str, problems: Collector) -> tuple[bytes, st
     return raw, text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def _looks_utf16(raw: bytes) -> bool:
+    """UTF-16 without a byte-order mark: a NUL in every other byte of the start (ASCII text)."""
+    head = raw[:200]
+    return len(head) >= 4 and (head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4)
+
+
 def _verbatim(raw: bytes) -> bool:
     """Whether read_source's text is raw decoded as it is (no BOM, no CR): then raw is its
     UTF-8, and hashing raw spares encoding the text again."""
@@ -91,8 +105,14 @@ def split_front_matter(text: str, rel: str, problems: Collector) -> tuple[dict[s
     if not text.startswith("---\n"):
         return {}, text, 1
     end = re.search(r"^---[ \t]*$", text[4:], re.M)
-    if end is None:
-        problems.error(rel, 1, "front matter starts with '---' but has no closing '---' line")
+    if end is None or re.search(r"^#{1,6} ", text[4 : 4 + end.start()], re.M):  # ran into the Markdown
+        problems.error(
+            rel,
+            1,
+            "front matter is not closed: line 1 opens it with '---' but no '---' line closes it "
+            "before the Markdown; add a '---' line after the YAML (or delete line 1 if the file "
+            "has no front matter)",
+        )
         return {}, text, 1
     block = text[4 : 4 + end.start()]
     body = text[4 + end.end() :].removeprefix("\n")
@@ -176,7 +196,12 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 def list_bank(root: Path, problems: Collector) -> Listing:
     """Classify the bank's Markdown files and read them."""
     if not root.is_dir():
-        problems.error(str(root), 0, "no such bank folder; pass --questions DIR")
+        problems.error(
+            str(root),
+            0,
+            f"no such bank folder (looked in {Path.cwd()}); run ainfra-cards where questions/ is, "
+            "or pass --questions DIR",
+        )
         return Listing([], [], [])
     questions: list[SourceFile] = []
     pages: list[SourceFile] = []
@@ -190,7 +215,10 @@ def list_bank(root: Path, problems: Collector) -> Listing:
         if read is None:
             continue
         raw, text = read
+        before = len(problems.errors)
         front, body, body_line = split_front_matter(text, str(rel), problems)
+        if body is text and len(problems.errors) > before:
+            continue  # an unclosed front matter: the rest of the file cannot be read as meant
         src = SourceFile(
             rel,
             p,
