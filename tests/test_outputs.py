@@ -71,6 +71,7 @@ def test_output_elsewhere_leaves_the_repository_untouched(tmp_path):
     assert {p.name: p.read_bytes() for p in decks.iterdir()} == before
     assert sorted(p.name for p in mine.parent.iterdir()) == [
         "CHANGES.md",
+        "ainfra-cards.csv",
         "ainfra-cards.lock.yaml",
         "deck.apkg",
         "study.html",

@@ -37,6 +37,7 @@ from .memo import NO_MEMO, Memo
 from .model import Bank, Card, MemoryPoint, Module, Question
 from .outputs import Output, Written, stale_outputs, write_outputs
 from .outputs.changes import ChangesOutput, changes_text
+from .outputs.csv import CsvOutput
 from .outputs.deck import DeckOutput, apkg_summary
 from .outputs.lock import LockOutput
 from .outputs.study import StudyOutput, render_page
@@ -330,6 +331,8 @@ def outputs_for(paths: Paths, selected: list[Module], branding: Branding) -> lis
     outputs: list[Output] = [DeckOutput(paths.deck, selected)]
     if paths.study is not None:
         outputs.append(StudyOutput(paths.study, branding))
+    if paths.csv is not None:
+        outputs.append(CsvOutput(paths.csv))
     if paths.changes is not None:
         outputs.append(ChangesOutput(paths.changes))
     outputs.append(LockOutput(paths.lock))

@@ -15,6 +15,7 @@ DECK_FILE = "ainfra-cards.apkg"
 LOCK_FILE = "ainfra-cards.lock.yaml"
 STUDY_FILE = "study.html"
 CHANGES_FILE = "CHANGES.md"
+CSV_FILE = "ainfra-cards.csv"
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,11 @@ class Paths:
     lock: Path
     study: Path | None = None  # study.html; None for a deck of selected modules
     seed: Path | None = None  # the bank's own lock, read (never written) while `lock` does not exist
+
+    @property
+    def csv(self) -> Path | None:
+        """The deck as CSV (Anki's text import, spreadsheets), written with the whole bank's outputs."""
+        return None if self.study is None else self.deck.parent / CSV_FILE
 
     @property
     def changes(self) -> Path | None:
