@@ -192,7 +192,9 @@ def test_entries_unused_for_long_are_dropped(tmp_path, monkeypatch):
     assert memo.get(memo.key("t", 1)) == "old"
     memo.close()
     monkeypatch.setattr(memo_mod.time, "time", lambda: now + (4 * KEEP_DAYS) * day)
-    Memo(path).close()  # a build long after: the entry goes
+    later = Memo(path)  # a build long after, which keeps something new: the old entry goes
+    later.put(later.key("t", 2), "new")
+    later.close()
     assert Memo(path).get(Memo(path).key("t", 1)) is None
 
 
@@ -306,3 +308,33 @@ def test_every_field_of_a_lock_entry_is_written(tmp_path):
     entry.history = [Revision("2026.12.01", "old cue", "old answer")]
     entry.retired_in, entry.replaced_by = "2026.12.02", "h"
     assert list(_note_data(entry)) == [f.name for f in fields(LockEntry)]
+
+
+def test_a_build_of_inputs_a_build_left_behind_is_that_build_again(tmp_path, monkeypatch):
+    """Nothing parsed when the bank, the lock, the code and every output are as the last build left
+    them; any one of them changed, and the build runs in full."""
+    from ainfra_cards.build import BuildRequest, run_build
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    bank = _bank(tmp_path)
+
+    def build(mode="write"):
+        return run_build(BuildRequest(bank, now=1_800_000_000, mode=mode))
+
+    first = build()
+    assert first.built is not None
+    again = build()
+    assert again.built is None and {w.outcome for w in again.written} == {"unchanged"}
+    assert again.summary.deck_cards == first.summary.deck_cards == 3
+    assert [c.unchanged for c in again.summary.changes.values()] == [2, 1]
+    checked = build("check")
+    assert checked.built is None and checked.stale == []
+    deck = tmp_path / "decks" / "ainfra-cards.apkg"
+    deck.write_bytes(deck.read_bytes())  # rewritten (same bytes, a new file state): look again
+    assert build().built is not None and build().built is None
+    image = bank / "01-基础" / "note.txt"  # any other file of the bank folder is an input too
+    image.write_text("x", "utf-8")
+    assert build().built is not None and build().built is None
+    _replace(bank / "01-基础/001-a.md", "丙 **粗体**", "丁")
+    changed = build()
+    assert changed.built is not None and sum(c.updated for c in changed.summary.changes.values()) == 1

@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import sys
 import time
 import zipfile
 from collections.abc import Iterable
@@ -30,8 +31,8 @@ from .bank import Progress, load_bank, parse_source
 from .config import Branding, load_branding
 from .errors import CardsError, Collector, Problem
 from .history import RetiredNotes, carry, next_lock, shipped_retired, version_of, versions, wording
-from .ids import Assignment, assign, similarity
-from .lockfile import Lock, Revision, read_lock
+from .ids import Assignment, Judgement, assign, similarity
+from .lockfile import Lock, LockEntry, Revision, read_lock
 from .media import anki_name
 from .memo import NO_MEMO, Memo
 from .model import Bank, Card, MemoryPoint, Module, Question
@@ -54,7 +55,8 @@ from .plan import (
     revision_notice,
 )
 from .render import RenderedQuestion, render_fragment, render_question
-from .sources import SourceFile
+from .sources import SourceFile, list_bank
+from .util import leftover_temp_files
 
 Mode = Literal["write", "dry-run", "check"]
 __all__ = ["BuildRequest", "BuildResult", "Mode", "Paths", "plan", "run_build", "run_html"]
@@ -276,7 +278,7 @@ def _render_many(todo: list[Question], progress: Progress | None) -> Iterable[Re
     """
     workers = min(len(todo) // PARALLEL_MIN_QUESTIONS, os.cpu_count() or 1, MAX_WORKERS)
     results: Iterable[RenderedQuestion]
-    if workers < 2:
+    if workers < 2 or not _spawnable():
         results = map(render_question, todo)
     else:
         import multiprocessing
@@ -287,6 +289,14 @@ def _render_many(todo: list[Question], progress: Progress | None) -> Iterable[Re
     if progress is not None and todo:
         results = progress(results, len(todo), "Rendering        ")
     return list(results)
+
+
+def _spawnable() -> bool:
+    """Whether 'spawn' can start workers: it re-imports the main script, so a program read from
+    standard input or a string (python -, python -c) renders in its own process instead."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return path is None or os.path.exists(path)
 
 
 def _closing(pool, results):  # type: ignore[no-untyped-def]
@@ -379,12 +389,29 @@ class BuildRequest:
     now: int | None = None  # the build time; None: SOURCE_DATE_EPOCH or the clock
 
 
+@dataclass(frozen=True)
+class Summary:
+    """What a build reports: per module what changed, what retired, what changed a lot."""
+
+    changes: dict[str, ModuleChanges]
+    retired: list[LockEntry]
+    judgements: list[Judgement]
+    notes: int  # every note of the bank
+    deck_cards: int  # the deck's (a --module deck has fewer)
+
+    @classmethod
+    def of(cls, built: Plan, selected: list[Module]) -> Summary:
+        cards = sum(1 for n in built.notes if not selected or n.question.module in selected)
+        return cls(built.changes, built.retired, built.judgements, len(built.notes), cards)
+
+
 @dataclass
 class BuildResult:
     request: BuildRequest
     paths: Paths
-    built: Plan
+    summary: Summary
     outputs: list[Output]
+    built: Plan | None = None  # None when the build found its inputs as a build that wrote these files
     written: list[Written] = field(default_factory=list)
     stale: list[Path] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
@@ -394,11 +421,15 @@ class BuildResult:
 
     @property
     def deck_cards(self) -> int:
-        return sum(1 for n in self.built.notes if not self.selected or n.question.module in self.selected)
+        return self.summary.deck_cards
 
 
 def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildResult:
-    """Plan the build, then write its outputs, or (mode 'check') compare them with the files."""
+    """Plan the build, then write its outputs, or (mode 'check') compare them with the files.
+
+    A build (or check) whose inputs, code and outputs on disk are exactly those a build left
+    behind is that build again: the memo's record of it answers, and nothing is parsed.
+    """
     paths = Paths.default(request.questions, request.output, request.lock, request.modules)
     problems = Collector()
     branding = load_branding(request.questions, problems, request.branding)
@@ -406,23 +437,118 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
     memo = Memo.default() if request.use_cache else NO_MEMO
     try:
         with build_lock(paths.lock) if writes else contextlib.nullcontext():
-            now = request.now if request.now is not None else build_time()
-            had_lock = paths.lock_to_read().exists()
-            built = plan(paths, now, memo, progress)
-            selected = select_modules(built.bank, request.modules)
-            outputs = outputs_for(paths, selected, branding)
-            result = BuildResult(request, paths, built, outputs, warnings=problems.warnings + built.warnings)
-            result.selected = selected
-            if not had_lock:
-                result.no_lock = (paths.lock, _known_guids(paths.deck, built))
-            if request.mode == "check":
-                fill_rendered(built, memo)
-                result.stale = stale_outputs(outputs, built)
-            elif writes:
-                result.written = write_through_memo(outputs, built, memo)
+            inputs = _inputs(paths, request, branding) if request.mode != "dry-run" else None
+            again = _as_recorded(memo, inputs, paths) if inputs is not None else None
+            if again is not None:
+                summary, warnings, selected = again
+                outputs = outputs_for(paths, selected, branding)
+                result = BuildResult(request, paths, summary, outputs, warnings=problems.warnings + warnings)
+                result.selected = selected
+                if writes:
+                    for out in outputs:  # from a killed build; we hold the build lock
+                        for leftover in leftover_temp_files(out.path):
+                            leftover.unlink(missing_ok=True)
+                    result.written = [Written(out.path, "unchanged") for out in outputs]
+                return result
+            result = _build(request, paths, branding, memo, progress)
+            result.warnings = problems.warnings + result.warnings
+            if inputs is not None and result.built is not None and not result.stale:
+                _record(memo, inputs, result)
     finally:
         memo.close()
     return result
+
+
+def _build(
+    request: BuildRequest, paths: Paths, branding: Branding, memo: Memo, progress: Progress | None
+) -> BuildResult:
+    now = request.now if request.now is not None else build_time()
+    had_lock = paths.lock_to_read().exists()
+    built = plan(paths, now, memo, progress)
+    selected = select_modules(built.bank, request.modules)
+    outputs = outputs_for(paths, selected, branding)
+    result = BuildResult(request, paths, Summary.of(built, selected), outputs, built, warnings=built.warnings)
+    result.selected = selected
+    if not had_lock:
+        result.no_lock = (paths.lock, _known_guids(paths.deck, built))
+    if request.mode == "check":
+        fill_rendered(built, memo)
+        result.stale = stale_outputs(outputs, built)
+    elif request.mode == "write":
+        result.written = write_through_memo(outputs, built, memo)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# A build that changed nothing: the inputs as a whole, and what the last build left
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a build reads, as hashes: the bank's files, the lock, the branding, the request."""
+
+    bank: tuple[tuple[str, str], ...]  # (path, source key) of every Markdown file
+    others: tuple[tuple[str, int, int], ...]  # (path, size, mtime) of every other file (images)
+    request: tuple[object, ...]
+
+    def key(self, memo: Memo, lock: bytes | None) -> str:
+        return memo.key("build", self.bank, self.others, self.request, lock)
+
+
+def _inputs(paths: Paths, request: BuildRequest, branding: Branding) -> Inputs | None:
+    """The build's inputs, or None when the bank has problems (the full build reports them)."""
+    found = Collector()
+    listing = list_bank(paths.questions, found)
+    if found.problems:
+        return None
+    files = [*listing.questions, *listing.pages]
+    bank = tuple(sorted((str(f.path), f.source_key) for f in files))
+    others = []
+    for folder, _, names in os.walk(paths.questions):
+        for name in names:
+            if not name.endswith(".md"):
+                st = os.stat(os.path.join(folder, name))
+                others.append((os.path.join(folder, name), st.st_size, st.st_mtime_ns))
+    req = (str(paths.deck.resolve()), str(paths.lock.resolve()), request.modules, branding)
+    return Inputs(bank, tuple(sorted(others)), req)
+
+
+def _lock_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _as_recorded(
+    memo: Memo, inputs: Inputs, paths: Paths
+) -> tuple[Summary, list[Problem], list[Module]] | None:
+    """What the last build with these very inputs reported, if every output is as it left it."""
+    hit = memo.get(inputs.key(memo, _lock_bytes(paths.lock_to_read())))
+    if hit is None:
+        return None
+    summary, warnings, selected, states = hit
+    if any(_file_state(Path(path)) != state for path, state in states):
+        return None
+    return summary, warnings, selected
+
+
+def _record(memo: Memo, inputs: Inputs, result: BuildResult) -> None:
+    """Remember this build under its inputs as the next build will find them (the lock it wrote)."""
+    assert result.built is not None
+    read = {(str(q.path), q.source_key) for q in result.built.bank.questions}
+    read |= {(str(p.path), p.source_key) for p in result.built.bank.pages}
+    if read != set(inputs.bank):
+        return  # the bank changed while it was being built: the next build must look again
+    summary = replace(result.summary, changes=_unchanged(result.summary.changes), retired=[], judgements=[])
+    states = [(str(out.path), _file_state(out.path)) for out in result.outputs]
+    record = (summary, result.built.warnings, result.selected, states)
+    memo.put(inputs.key(memo, _lock_bytes(result.paths.lock)), record)
+
+
+def _unchanged(changes: dict[str, ModuleChanges]) -> dict[str, ModuleChanges]:
+    """The next build's report: every note of the bank unchanged."""
+    return {label: ModuleChanges(unchanged=c.added + c.updated + c.unchanged) for label, c in changes.items()}
 
 
 def _known_guids(deck: Path, built: Plan) -> int | None:

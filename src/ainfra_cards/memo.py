@@ -31,7 +31,10 @@ T = TypeVar("T")
 APP_DIR = "ainfra-cards"
 FILE_NAME = "memo.sqlite3"
 APPLICATION_ID = 0x41494352  # "AICR": marks the file as ours (PRAGMA application_id)
-SCHEMA = "CREATE TABLE IF NOT EXISTS memo (key TEXT PRIMARY KEY, stamp TEXT, day INTEGER, value BLOB)"
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS memo (key TEXT PRIMARY KEY, stamp TEXT, day INTEGER, value BLOB);"
+    "CREATE INDEX IF NOT EXISTS memo_day ON memo (day)"
+)
 KEEP_DAYS = 60  # an entry of the current code not used for this long is removed
 KEEP_OTHER_CODE_DAYS = 7  # entries of other code (another checkout, an older version)
 # Libraries (import names) whose version can change what a build writes.
@@ -130,6 +133,9 @@ class Memo:
         db, self._db = self._db, None
         if db is None:
             return
+        if not self._new:  # a build that reused everything: nothing to keep, nothing to sweep
+            db.close()
+            return
         stamp = code_stamp()
         with contextlib.suppress(sqlite3.Error), db:
             db.executemany(
@@ -158,7 +164,7 @@ def _open(path: Path) -> sqlite3.Connection | None:
                 db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 app = APPLICATION_ID
             if app == APPLICATION_ID:
-                db.execute(SCHEMA)
+                db.executescript(SCHEMA)
                 db.execute("SELECT key, stamp, day, value FROM memo LIMIT 1").fetchall()
                 db.commit()
                 return db

@@ -85,7 +85,7 @@ def no_lock_lines(result: BuildResult) -> list[str]:
         "counts every card as added. Restore the lock from git if it was lost (git checkout -- <lock>)."
     ]
     if known is not None:
-        total = len(result.built.notes)
+        total = result.summary.notes
         lines.append(
             f"of the {total} cards, {known} are already in {result.paths.deck} under the same GUID "
             f"(derived); new to it: {total - known}"
@@ -95,12 +95,12 @@ def no_lock_lines(result: BuildResult) -> list[str]:
 
 def build_report(result: BuildResult) -> list[str]:
     """The lines `build` and `build --dry-run` print."""
-    built = result.built
+    summary = result.summary
     lines = no_lock_lines(result)
     shown = {m.label for m in result.selected}  # a --module deck: only its modules' rows
-    lines += changes_table({k: v for k, v in built.changes.items() if not shown or k in shown})
-    lines += [retired_line(e) for e in built.retired]
-    lines += judgement_lines(built.judgements)
+    lines += changes_table({k: v for k, v in summary.changes.items() if not shown or k in shown})
+    lines += [retired_line(e) for e in summary.retired]
+    lines += judgement_lines(summary.judgements)
     if result.request.mode == "dry-run":
         names = ", ".join(str(o.path) for o in result.outputs)
         return [*lines, f"would write (dry run): {names} ({result.deck_cards} cards)"]
