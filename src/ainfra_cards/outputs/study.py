@@ -255,29 +255,7 @@ def _question(
     guids: list[str | None],
     revisions: Mapping[str, tuple[str, str]],
 ) -> str:
-    base = q.path
-    sections = []
-    if r.explanation:
-        sections.append(
-            part(
-                "section",
-                kind="sec-explain",
-                heading="完整讲解",
-                body=_page_html(r.explanation, anchors, base),
-            )
-        )
-    if r.talking_points:
-        sections.append(
-            part(
-                "section",
-                kind="sec-talk",
-                heading="面试要点",
-                body=_page_html(r.talking_points, anchors, base),
-            )
-        )
-    for name, fragment in r.extra_sections:
-        body = _page_html(fragment, anchors, base, sources=name.strip() == SOURCES_SECTION)
-        sections.append(part("section", kind="sec-extra", heading=html.escape(name.strip()), body=body))
+    sections = _sections(q, r, anchors)
     if q.points:
         items = [
             part(
@@ -285,8 +263,8 @@ def _question(
                 kind=html.escape(p.kind),
                 card=cid,
                 guid=_guid_attr(guid),
-                cue=_page_html(cue, anchors, base),
-                answer=_page_html(answer, anchors, base),
+                cue=_page_html(cue, anchors, q.path),
+                answer=_page_html(answer, anchors, q.path),
                 **_revision_slots(revisions.get(guid or "")),
             )
             for p, (cue, answer), cid, guid in zip(q.points, r.points, cids, guids, strict=True)
@@ -298,10 +276,24 @@ def _question(
         mid=anchors.module_ids[q.module],
         number=str(q.number),
         module=html.escape(q.module.label),
-        title=_page_html(r.title, anchors, base),
-        prompt=_page_html(r.prompt, anchors, base),
+        title=_page_html(r.title, anchors, q.path),
+        prompt=_page_html(r.prompt, anchors, q.path),
         sections=_lines(sections),
     )
+
+
+def _sections(q: Question, r: RenderedQuestion, anchors: Anchors) -> list[str]:
+    """The answer's sections before the memory points: 完整讲解, 面试要点 and the others."""
+    named = [("sec-explain", "完整讲解", r.explanation), ("sec-talk", "面试要点", r.talking_points)]
+    sections = [
+        part("section", kind=kind, heading=heading, body=_page_html(body, anchors, q.path))
+        for kind, heading, body in named
+        if body
+    ]
+    for name, fragment in r.extra_sections:
+        body = _page_html(fragment, anchors, q.path, sources=name.strip() == SOURCES_SECTION)
+        sections.append(part("section", kind="sec-extra", heading=html.escape(name.strip()), body=body))
+    return sections
 
 
 def _page(
@@ -423,6 +415,25 @@ def study_html(
                 q, rendered, anchors, aid, cids, note_guids, revisions
             )
 
+    articles = _articles(bank, anchors, by_module, titles, questions, page_body)
+    return fill_template(
+        static_text("study.html"),
+        **_page_chrome(bank, anchors, brand),
+        sidebar=_sidebar(bank, anchors, titles, by_module),
+        articles=[_deferred(a).encode("utf-8") for a in articles],
+    )
+
+
+def _articles(
+    bank: Bank,
+    anchors: Anchors,
+    by_module: dict[Module, list[Question]],
+    titles: dict[str, str],
+    questions: dict[str, str],
+    page_body: PageBody | None,
+) -> list[str]:
+    """Every article in page order: the root pages, then each module's page and its questions."""
+
     def body(page: Page) -> Fragment:
         return (page_body(page) if page_body else None) or render_page(page)
 
@@ -439,12 +450,7 @@ def study_html(
             else _module_stub(m, by_module[m], anchors, titles)
         )
         articles += [questions[anchors.question_ids[str(q.path)]] for q in by_module[m]]
-    return fill_template(
-        static_text("study.html"),
-        **_page_chrome(bank, anchors, brand),
-        sidebar=_sidebar(bank, anchors, titles, by_module),
-        articles=[_deferred(a).encode("utf-8") for a in articles],
-    )
+    return articles
 
 
 def _deferred(article: str) -> str:
