@@ -12,6 +12,7 @@ import click
 
 from . import __version__
 from .bank import check_bank, stats
+from .bankformat import check_format
 from .build import BuildRequest, Mode, run_build, run_changes, run_html
 from .config import Branding
 from .errors import CardsError, Problem
@@ -173,13 +174,22 @@ def html(
     type=click.Path(path_type=Path, dir_okay=False),
     help="Also check this lock file.  [default: decks/ainfra-cards.lock.yaml beside the bank, if present]",
 )
-def check(questions: Path, lock: Path | None) -> None:
+@click.option(
+    "--format",
+    "bank_format",
+    is_flag=True,
+    help="Also hold every file to this bank's own format (docs/贡献指南.md): sections, lengths, "
+    "sources, 'N. **提示**：答案' memory points, links, the guided tour.",
+)
+def check(questions: Path, lock: Path | None, bank_format: bool) -> None:
     """Check the bank (and its lock): print every problem as path:line: message; exit 1 on errors."""
     try:
         problems = check_bank(questions, lock or Paths.default(questions).lock)
     except CardsError as e:
         _fail(e)
         return
+    if bank_format and questions.is_dir():
+        check_format(questions, problems)
     _echo(str(p) for p in sorted(problems.problems))
     click.echo(f"{len(problems.errors)} error(s), {len(problems.warnings)} warning(s)")
     sys.exit(1 if problems.errors else 0)
