@@ -280,3 +280,33 @@ def test_a_card_revised_since_its_last_review_is_due_at_once_and_shows_its_old_t
     assert first not in shown and second not in shown
     w.check()
     w.ctx.close()
+
+
+def test_after_a_rating_the_next_card_is_another_and_a_learning_card_returns_when_its_step_is_up(
+    tmp_path,
+    browser,  # noqa: F811
+):
+    """Anki's order: a rated card waits for its learning step; new cards come meanwhile; with
+    nothing else left the learning card comes back early; once its step is up it comes first."""
+    w, page = _open(browser, _build(_bank(tmp_path)))
+
+    def current() -> str:
+        return page.get_attribute("#rv-card", "data-guid")
+
+    first = _rate(page, "3")  # Good: its next step is in 10 minutes
+    assert current() != first and page.inner_text("#rv-left") == "待复习 4 张"
+    second = _rate(page, "3")
+    assert current() not in (first, second)
+    third = _rate(page, "3")
+    fourth = _rate(page, "3")
+    assert len({first, second, third, fourth}) == 4
+    # nothing new is left: the learning cards come back early, soonest first
+    assert current() == first and page.inner_text("#rv-left") == "待复习 4 张"
+    # ten minutes on, the first three steps are up: they come first, in the order they fell due
+    page.clock.set_fixed_time(T0 + timedelta(minutes=11))
+    page.evaluate("document.getElementById('rv-scope').dispatchEvent(new Event('change'))")
+    assert current() == first
+    again = _rate(page, "1")  # Again: relearn from the first step, behind the others that are due
+    assert again == first and current() == second
+    w.check()
+    w.ctx.close()

@@ -125,20 +125,25 @@
     var start = startOfDay(t);
     return data.log.filter(function (l) { return l.first && l.review >= start; }).length;
   }
+  // What is left today, in the order Anki shows it: corrected cards, learning cards whose step is
+  // up, due reviews, then new cards (up to the day's limit). A learning card whose step is not up
+  // yet waits; it comes back early (up to LEARN_AHEAD) only when nothing else is left, as in Anki.
   function queue(t) {
     var endOfDay = startOfDay(t) + DAY;
-    var due = [], fresh = [];
-    var changed = [];
+    var changed = [], learnNow = [], reviews = [], ahead = [], fresh = [];
     inScope().forEach(function (it) {
       var s = data.cards[it.guid];
       if (!s) { fresh.push(it); return; }
       if (revised(it, s)) { changed.push(it); return; }
-      var learning = s.state === 1 || s.state === 3;
-      if (learning ? s.due <= t + LEARN_AHEAD : s.due < endOfDay) due.push(it);
+      if (s.state === 1 || s.state === 3) {
+        if (s.due <= t) learnNow.push(it); else if (s.due <= t + LEARN_AHEAD) ahead.push(it);
+      } else if (s.due < endOfDay) reviews.push(it);
     });
-    due.sort(function (a, b) { return data.cards[a.guid].due - data.cards[b.guid].due; });  // overdue first
+    var byDue = function (a, b) { return data.cards[a.guid].due - data.cards[b.guid].due; };
+    [learnNow, reviews, ahead].forEach(function (list) { list.sort(byDue); });  // overdue first
     var room = Math.max(0, data.settings.newPerDay - newToday(t));
-    return changed.concat(due, fresh.slice(0, room));
+    var now = changed.concat(learnNow, reviews, fresh.slice(0, room));
+    return now.concat(ahead);
   }
 
   // ---- showing and rating ---------------------------------------------------------------------
