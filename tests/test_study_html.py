@@ -600,3 +600,38 @@ def test_a_link_to_an_anchor_inside_an_article_not_built_yet_opens_it(browser, t
     assert page.evaluate("document.querySelector('#docs > .doc.current').id") == "q001"
     assert page.evaluate("document.getElementById('deep-anchor') !== null")
     page.close()
+
+
+def test_the_sidebar_keeps_the_current_question_in_view(tmp_path, browser):
+    """However a question is opened (a link or bookmark with its anchor, 随机一题), its sidebar
+    entry is on screen, in a bank long enough that most entries start off screen."""
+    from click.testing import CliRunner
+
+    from ainfra_cards.cli import main
+
+    files = {
+        f"{1 + (n - 1) // 20:02d}-模块{1 + (n - 1) // 20}/{n:03d}-q.md": question_md(
+            n, f"第 {n} 个问题的标题", [f"1. **提示 {n}**：答案 {n}"]
+        )
+        for n in range(1, 121)
+    }
+    bank = write_bank(tmp_path / "questions", files)
+    assert CliRunner().invoke(main, ["build", "--questions", str(bank)]).exit_code == 0
+    page_file = tmp_path / "decks" / "study.html"
+    in_view = (
+        "id => { const a = document.querySelector(`#sidebar a[data-target=${id}]`);"
+        " const r = a.getBoundingClientRect(), s = document.getElementById('sidebar').getBoundingClientRect();"
+        " return r.height > 0 && r.top >= Math.max(0, s.top) - 1 && r.bottom <= Math.min(innerHeight, s.bottom) + 1; }"
+    )
+    w = Watched(browser, page_file, viewport={"width": 1280, "height": 900})
+    page = w.open("#q110")
+    wait_shown(page, "q110")
+    page.wait_for_timeout(100)
+    assert page.evaluate(in_view, "q110")
+    for _ in range(3):
+        page.click("#random")
+        page.wait_for_timeout(100)
+        shown = page.evaluate("() => document.querySelector('#docs > .doc.current').id")
+        assert page.evaluate(in_view, shown), shown
+    w.check()
+    w.ctx.close()

@@ -119,7 +119,13 @@
       var det = link.closest("details");
       if (det) det.open = true;
       if (link.scrollIntoView && !body.classList.contains("nav-open")) {
-        try { link.scrollIntoView({ block: "nearest" }); } catch (e) { /* old browsers */ }
+        // Again after two frames: links laid out only when on screen (content-visibility) take
+        // their real height then, and the first scroll may have aimed at an estimate.
+        var put = function () {
+          try { link.scrollIntoView({ block: "nearest" }); } catch (e) { /* old browsers */ }
+        };
+        put();
+        requestAnimationFrame(function () { requestAnimationFrame(put); });
       }
     }
     if (target && target !== el && target.scrollIntoView) target.scrollIntoView();
