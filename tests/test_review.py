@@ -310,3 +310,17 @@ def test_after_a_rating_the_next_card_is_another_and_a_learning_card_returns_whe
     assert again == first and current() == second
     w.check()
     w.ctx.close()
+
+
+def test_each_practice_mode_says_what_it_is_for(tmp_path, browser):  # noqa: F811
+    w, page = _open(browser, _build(_bank(tmp_path)))
+    assert "按 FSRS 排期" in page.inner_text("#review .mode-note")
+    page.click("#rv-exit")
+    page.click("#cards-toggle")
+    page.wait_for_selector("#cards:not([hidden])")
+    note = page.inner_text("#cards .mode-note")
+    assert "不影响任何排期" in note and "复习" in note
+    page.click("#card-known")  # a card-mode mark schedules nothing
+    assert _state(page).get("cards", {}) == {}
+    w.check()
+    w.ctx.close()
