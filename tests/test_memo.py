@@ -338,3 +338,18 @@ def test_a_build_of_inputs_a_build_left_behind_is_that_build_again(tmp_path, mon
     _replace(bank / "01-基础/001-a.md", "丙 **粗体**", "丁")
     changed = build()
     assert changed.built is not None and sum(c.updated for c in changed.summary.changes.values()) == 1
+
+
+def test_only_the_newest_code_versions_keep_their_entries(tmp_path, monkeypatch):
+    import ainfra_cards.memo as memo_mod
+
+    path = tmp_path / "memo.sqlite3"
+    for version in range(5):  # five code versions, each building once
+        monkeypatch.setattr(memo_mod, "code_stamp", lambda v=version: f"code-{v}")
+        memo = Memo(path)
+        memo.put(memo.key("t", 1), f"from {version}")
+        memo.close()
+    db = sqlite3.connect(path)
+    stamps = {row[0] for row in db.execute("SELECT stamp FROM memo")}
+    db.close()
+    assert stamps == {f"code-{v}" for v in range(5 - memo_mod.KEEP_CODE_VERSIONS, 5)}

@@ -35,8 +35,8 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS memo (key TEXT PRIMARY KEY, stamp TEXT, day INTEGER, value BLOB);"
     "CREATE INDEX IF NOT EXISTS memo_day ON memo (day)"
 )
-KEEP_DAYS = 60  # an entry of the current code not used for this long is removed
-KEEP_OTHER_CODE_DAYS = 7  # entries of other code (another checkout, an older version)
+KEEP_DAYS = 60  # an entry not used for this long is removed
+KEEP_CODE_VERSIONS = 3  # entries of the code versions (stamps) written most recently; older go
 # Libraries (import names) whose version can change what a build writes.
 LIBRARIES = ("markdown", "pygments", "nh3", "latex2mathml", "bs4", "genanki", "yaml")
 
@@ -137,14 +137,16 @@ class Memo:
             db.close()
             return
         stamp = code_stamp()
-        with contextlib.suppress(sqlite3.Error), db:
+        with contextlib.suppress(sqlite3.Error), db:  # busy (another build) or broken: not kept
             db.executemany(
                 "INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?)",
                 [(key, stamp, self._today, value) for key, value in self._new],
             )
-            db.execute(
-                "DELETE FROM memo WHERE day < ? OR (stamp != ? AND day < ?)",
-                (self._today - KEEP_DAYS, stamp, self._today - KEEP_OTHER_CODE_DAYS),
+            db.execute("DELETE FROM memo WHERE day < ?", (self._today - KEEP_DAYS,))
+            db.execute(  # every code change makes a whole new set of entries: keep a few sets
+                "DELETE FROM memo WHERE stamp NOT IN (SELECT stamp FROM memo GROUP BY stamp"
+                " ORDER BY max(rowid) DESC LIMIT ?)",
+                (KEEP_CODE_VERSIONS,),
             )
         db.close()
         self._new = []
