@@ -324,3 +324,15 @@ def test_each_practice_mode_says_what_it_is_for(tmp_path, browser):  # noqa: F81
     assert _state(page).get("cards", {}) == {}
     w.check()
     w.ctx.close()
+
+
+def test_rating_buttons_show_their_keys_and_the_forecast_its_numbers(tmp_path, browser):  # noqa: F811
+    w, page = _open(browser, _build(_bank(tmp_path)))
+    page.keyboard.press("Space")
+    keys = page.eval_on_selector_all("#rv-rate button kbd.key", "els => els.map(e => e.textContent)")
+    assert keys == ["1", "2", "3", "4"]
+    page.keyboard.press("4")  # Easy: due in days, so the forecast has a bar with a count
+    counts = page.eval_on_selector_all("#rv-forecast .bar b", "els => els.map(e => e.textContent)")
+    assert counts == ["1"]
+    w.check()
+    w.ctx.close()

@@ -269,7 +269,7 @@
     var top = Math.max.apply(null, counts.concat([1]));
     $("rv-forecast").innerHTML = counts.map(function (c, d) {
       return '<span class="bar" title="' + (d === 0 ? "今天" : d + " 天后") + "：" + c + ' 张" style="height:' +
-        Math.round(100 * c / top) + '%"></span>';
+        Math.round(100 * c / top) + '%">' + (c ? "<b>" + c + "</b>" : "") + "</span>";
     }).join("");
   }
   function escapeHtml(s) {
