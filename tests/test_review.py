@@ -336,3 +336,43 @@ def test_rating_buttons_show_their_keys_and_the_forecast_its_numbers(tmp_path, b
     assert counts == ["1"]
     w.check()
     w.ctx.close()
+
+
+def test_a_mock_interview_times_the_answer_then_rates_each_point_and_is_kept(tmp_path, browser):  # noqa: F811
+    """模拟面试: a question of the scope with only its 题目 and a clock; 对照要点 shows 面试要点 and
+    its memory points as a checklist; 记录结果 rates every point's card (covered: Good, missed:
+    Again) in 复习's FSRS state and keeps the attempt, which export carries."""
+    w, page = _open(browser, _build(_bank(tmp_path)))
+    page.select_option("#rv-scope", "m05")  # question 46 alone: three memory points
+    page.click("#mk-start")
+    assert page.is_visible("#mock") and page.is_hidden("#rv-card")
+    assert "DDP 分桶" in page.inner_text("#mk-title") and page.is_hidden("#mk-review")
+    assert page.input_value("#mk-target") == "3"
+    page.clock.set_fixed_time(T0 + timedelta(seconds=65))
+    page.wait_for_function("() => document.getElementById('mk-time').textContent === '1:05'")
+    assert page.is_hidden("#mk-over")
+    page.keyboard.press("Space")  # 对照要点
+    assert page.is_visible("#mk-review") and "先讲机制" in page.inner_text("#mk-talk")
+    boxes = page.query_selector_all("#mk-points input[type=checkbox]")
+    assert len(boxes) == 3
+    boxes[0].check()
+    page.click("#mk-save")
+    assert page.is_hidden("#mock")
+    state = _state(page)
+    ratings = [entry["rating"] for entry in state["log"]]
+    assert sorted(ratings) == [1, 1, 3] and all(entry["mock"] for entry in state["log"])
+    assert len(state["cards"]) == 3 and state["mocks"][0]["seconds"] == 65
+    assert (state["mocks"][0]["covered"], state["mocks"][0]["total"], state["mocks"][0]["number"]) == (
+        1,
+        3,
+        46,
+    )
+    assert "第 46 题 · 用时 1:05 · 讲到 1/3 条" in page.inner_text("#mk-history")
+    # the attempt travels with the progress
+    with page.expect_download() as download:
+        page.click("#rv-export")
+    exported = tmp_path / "progress.json"
+    download.value.save_as(exported)
+    assert json.loads(exported.read_text("utf-8"))["mocks"] == state["mocks"]
+    w.check()
+    w.ctx.close()

@@ -59,6 +59,7 @@
       }
     }
     if (d.log !== undefined && !Array.isArray(d.log)) return "log 必须是数组";
+    if (d.mocks !== undefined && !Array.isArray(d.mocks)) return "mocks 必须是数组";
     return null;
   }
 
@@ -165,6 +166,7 @@
   }
   function render() {
     collect();
+    if (mock) { renderStats(now()); return; }  // a mock interview holds the card area until it ends
     var t = now();
     var q = queue(t);
     currentItem = q[0] || null;
@@ -266,6 +268,7 @@
       var day = Math.floor((data.cards[g].due - start) / DAY);
       if (day < FORECAST_DAYS) counts[Math.max(0, day)]++;
     });
+    renderMocks();
     var top = Math.max.apply(null, counts.concat([1]));
     $("rv-forecast").innerHTML = counts.map(function (c, d) {
       return '<span class="bar" title="' + (d === 0 ? "今天" : d + " 天后") + "：" + c + ' 张" style="height:' +
@@ -274,6 +277,115 @@
   }
   function escapeHtml(s) {
     return String(s).replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]; });
+  }
+
+
+  // ---- 模拟面试 ----------------------------------------------------------------------------------
+  // One question of the scope, picked with a weight that grows with how many of its cards are due;
+  // its 题目 and a clock; then 面试要点 and its memory points as a checklist. 记录结果 rates every
+  // point's card in the same FSRS state as 复习 (covered: Good, missed: Again, or as adjusted), and
+  // keeps the attempt (question, time, points covered) with the progress.
+  var mock = null, tick = null;
+  function mockTarget() { return data.settings.mockMinutes || 3; }
+  function clockText(ms) {
+    var s = Math.max(0, Math.floor(ms / 1000));
+    return Math.floor(s / 60) + ":" + (s % 60 < 10 ? "0" : "") + (s % 60);
+  }
+  function pickQuestion(t) {
+    var byArticle = {}, order = [];
+    inScope().forEach(function (it) {
+      if (!byArticle[it.article]) { byArticle[it.article] = []; order.push(it.article); }
+      byArticle[it.article].push(it);
+    });
+    if (!order.length) return null;
+    var weights = order.map(function (a) {
+      return 1 + 3 * byArticle[a].filter(function (it) {
+        var s = data.cards[it.guid];
+        return !s || s.due <= t;
+      }).length;
+    });
+    var total = weights.reduce(function (x, y) { return x + y; }, 0), r = Math.random() * total;
+    for (var i = 0; i < order.length; i++) { r -= weights[i]; if (r < 0) break; }
+    var article = order[Math.min(i, order.length - 1)];
+    return { article: article, items: byArticle[article] };
+  }
+  function showClock() {
+    if (!mock || mock.seconds !== null) return;
+    var ms = now() - mock.start;
+    $("mk-time").textContent = clockText(ms);
+    $("mk-over").hidden = ms < mockTarget() * 60000;
+  }
+  function startMock() {
+    collect();
+    var t = now(), pick = pickQuestion(t);
+    if (!pick) return warn("当前范围里没有题目：换一个范围再试。");
+    var art = doc.getElementById(pick.article), it = pick.items[0];
+    mock = { article: pick.article, items: pick.items, start: t, seconds: null };
+    $("mk-ctx").textContent = it.moduleLabel + " · 第 " + it.number + " 题";
+    $("mk-title").innerHTML = it.title;
+    var prompt = art.querySelector(".sec-prompt");
+    $("mk-prompt").innerHTML = prompt ? prompt.innerHTML.replace(/<h2>[^<]*<\/h2>/, "") : "";
+    var talk = art.querySelector(".sec-talk");
+    $("mk-talk").innerHTML = talk ? talk.innerHTML.replace(/<h2>[^<]*<\/h2>/, "") : "";
+    $("mk-points").innerHTML = pick.items.map(function (p, i) {
+      return '<li><label><input type="checkbox" data-i="' + i + '"> <span><b>' + p.cue + "</b>：" + p.answer +
+        '</span><select data-i="' + i + '" aria-label="评分"><option value="1">重来</option><option value="2">困难</option>' +
+        '<option value="3">良好</option><option value="4">简单</option></select></label></li>';
+    }).join("");
+    all("#mk-points input[type=checkbox]").forEach(function (box) {
+      box.addEventListener("change", function () {
+        $("mk-points").querySelector('select[data-i="' + box.getAttribute("data-i") + '"]').value = box.checked ? "3" : "1";
+      });
+    });
+    $("mk-target").value = mockTarget();
+    $("mk-notes").value = "";
+    $("mk-review").hidden = true;
+    $("mk-check").hidden = false;
+    $("rv-card").hidden = true;
+    $("rv-done").hidden = true;
+    $("mock").hidden = false;
+    showClock();
+    clearInterval(tick);
+    tick = setInterval(showClock, 250);
+    $("mk-check").focus({ preventScroll: true });
+  }
+  function checkMock() {
+    if (!mock || mock.seconds !== null) return;
+    mock.seconds = Math.round((now() - mock.start) / 1000);
+    clearInterval(tick);
+    $("mk-time").textContent = clockText(mock.seconds * 1000);
+    $("mk-check").hidden = true;
+    $("mk-review").hidden = false;
+  }
+  function endMock() {
+    clearInterval(tick);
+    mock = null;
+    $("mock").hidden = true;
+    render();
+  }
+  function saveMock() {
+    if (!mock || mock.seconds === null) return;
+    var t = now(), f = scheduler(), covered = 0;
+    mock.items.forEach(function (it, i) {
+      var rating = +$("mk-points").querySelector('select[data-i="' + i + '"]').value;
+      if (rating >= 3) covered++;
+      var before = data.cards[it.guid] || null;
+      var card = before ? toCard(before) : F.createEmptyCard(new Date(t));
+      data.cards[it.guid] = fromCard(f.next(card, new Date(t), rating).card);
+      data.log.push({ guid: it.guid, rating: rating, review: t, first: !before, mock: true });
+    });
+    data.mocks = (data.mocks || []).concat([{ at: t, article: mock.article, number: +mock.items[0].number,
+      seconds: mock.seconds, covered: covered, total: mock.items.length }]);
+    undoStack.length = 0;  // a mock interview is recorded whole; 撤销 works on single ratings
+    save();
+    endMock();
+  }
+  function renderMocks() {
+    var list = (data.mocks || []).slice(-10).reverse();
+    $("mk-history").innerHTML = list.length ? list.map(function (m) {
+      return "<li>" + when(m.at) + " · 第 " + m.number + " 题 · 用时 " + clockText(m.seconds * 1000) +
+        " · 讲到 " + m.covered + "/" + m.total + " 条</li>";
+    }).join("") : "<li>还没有模拟面试记录。</li>";
   }
 
   // ---- export and import ----------------------------------------------------------------------
@@ -304,6 +416,11 @@
       if (l && typeof l.review === "number" && !seen[l.guid + "|" + l.review + "|" + l.rating]) data.log.push(l);
     });
     data.log.sort(function (a, b) { return a.review - b.review; });
+    var had = {};
+    (data.mocks || []).forEach(function (m) { had[m.at + "|" + m.article] = true; });
+    data.mocks = (data.mocks || []).concat((incoming.mocks || []).filter(function (m) {
+      return !had[m.at + "|" + m.article];
+    })).sort(function (a, b) { return a.at - b.at; });
     undoStack = [];
     save();
     render();
@@ -318,6 +435,7 @@
 
   // ---- wiring ---------------------------------------------------------------------------------
   function setReview(on) {
+    if (!on && mock) endMock();
     body.classList.toggle("review-on", on);
     $("review").hidden = !on;
     $("review-toggle").setAttribute("aria-pressed", on ? "true" : "false");
@@ -351,6 +469,15 @@
     if (v >= 0 && v <= 9999) { data.settings.newPerDay = v; save(); render(); }
     else { $("rv-new").value = data.settings.newPerDay; }
   });
+  $("mk-start").addEventListener("click", startMock);
+  $("mk-check").addEventListener("click", checkMock);
+  $("mk-save").addEventListener("click", saveMock);
+  $("mk-cancel").addEventListener("click", endMock);
+  $("mk-target").addEventListener("change", function () {
+    var v = parseInt($("mk-target").value, 10);
+    if (v >= 1 && v <= 30) { data.settings.mockMinutes = v; save(); showClock(); }
+    else $("mk-target").value = mockTarget();
+  });
   $("rv-export").addEventListener("click", exportProgress);
   $("rv-import").addEventListener("click", function () { $("rv-file").click(); });
   $("rv-file").addEventListener("change", function () {
@@ -365,6 +492,10 @@
     if (!body.classList.contains("review-on") || e.altKey || e.ctrlKey || e.metaKey) return;
     var tag = (e.target.tagName || "").toLowerCase();
     if (tag === "input" || tag === "select" || tag === "textarea") return;
+    if (mock) {  // 模拟面试: Space checks the answer against the points; nothing else is a shortcut
+      if (e.key === " " && tag !== "button") { e.preventDefault(); checkMock(); }
+      return;
+    }
     if ((e.key === " " || e.key === "Enter") && (tag !== "button" || e.target.id === "review-toggle")) {
       e.preventDefault();
       showAnswer();
