@@ -376,3 +376,31 @@ def test_a_mock_interview_times_the_answer_then_rates_each_point_and_is_kept(tmp
     assert json.loads(exported.read_text("utf-8"))["mocks"] == state["mocks"]
     w.check()
     w.ctx.close()
+
+
+def test_a_plan_to_the_interview_date_sets_the_new_cards_a_day_and_warns_when_unrealistic(
+    tmp_path,
+    browser,  # noqa: F811
+):
+    w, page = _open(browser, _build(_bank(tmp_path)))
+    assert page.is_hidden("#rv-plan") and page.input_value("#rv-new") == "20"
+    page.fill("#rv-date", "2030-03-11")  # a week away: 4 days to learn the 4 new cards, margin 3 days
+    page.dispatch_event("#rv-date", "change")
+    plan = page.inner_text("#rv-plan")
+    assert "每天 1 张新卡" in plan and "4 张新卡" in plan and "约每天 4 次" in plan
+    assert page.input_value("#rv-new") == "1" and page.inner_text("#rv-left") == "待复习 1 张"
+    assert "不现实" not in plan
+    page.fill("#rv-date", "2030-03-05")  # tomorrow: too late
+    page.dispatch_event("#rv-date", "change")
+    assert "来不及" in page.inner_text("#rv-plan") and "不现实" in page.inner_text("#rv-plan")
+    page.fill("#rv-date", "2030-03-11")
+    page.dispatch_event("#rv-date", "change")
+    page.fill("#rv-new", "3")  # set by hand: the plan no longer sets the limit
+    page.dispatch_event("#rv-new", "change")
+    assert page.input_value("#rv-new") == "3" and "手动设为 3" in page.inner_text("#rv-plan")
+    assert page.inner_text("#rv-left") == "待复习 3 张"
+    page.reload()
+    page.click("#review-toggle")
+    assert page.input_value("#rv-date") == "2030-03-11" and page.input_value("#rv-new") == "3"
+    w.check()
+    w.ctx.close()

@@ -122,6 +122,42 @@
     }
     return scope === "all" ? items : items.filter(function (it) { return it.module === scope; });
   }
+  // ---- the plan to the interview date --------------------------------------------------------
+  // Every unseen card of the scope is met by MARGIN_DAYS before the date: that many new cards a
+  // day. Each new card costs about REVIEWS_PER_NEW reviews in its first month (learning steps, then
+  // the first intervals), which gives the daily review load. Past MAX_NEW_PER_DAY, or with fewer
+  // days left than the margin, the plan says it cannot be done. The daily new-card limit follows
+  // the plan unless the learner sets it by hand.
+  var MARGIN_DAYS = 3, REVIEWS_PER_NEW = 4, MAX_NEW_PER_DAY = 100;
+  function plan(t) {
+    var date = data.settings.interviewDate;
+    if (!date) return null;
+    var parts = date.split("-").map(Number);
+    var at = +new Date(parts[0], parts[1] - 1, parts[2]);
+    var days = Math.round((at - startOfDay(t)) / DAY) - MARGIN_DAYS;
+    var unseen = inScope().filter(function (it) { return !data.cards[it.guid]; }).length;
+    var perDay = days > 0 ? Math.ceil(unseen / days) : unseen;
+    return { days: days, unseen: unseen, perDay: perDay,
+             realistic: unseen === 0 || (days > 0 && perDay <= MAX_NEW_PER_DAY) };
+  }
+  function newLimit(t) {
+    var p = data.settings.newByHand ? null : plan(t);
+    return p ? p.perDay : data.settings.newPerDay;
+  }
+  function showPlan(t) {
+    var p = plan(t), el = $("rv-plan");
+    el.hidden = !p;
+    if (!p) return;
+    el.classList.toggle("unrealistic", !p.realistic);
+    if (!p.unseen) { el.textContent = "这个范围的卡片都已经学过了：到面试前按时复习就好。"; return; }
+    var text = p.days > 0
+      ? "离面试还有 " + (p.days + MARGIN_DAYS) + " 天：每天 " + p.perDay + " 张新卡，可在面试前 " + MARGIN_DAYS +
+        " 天学完这个范围的 " + p.unseen + " 张新卡；复习量约每天 " + p.perDay * REVIEWS_PER_NEW + " 次。"
+      : "离面试不到 " + (MARGIN_DAYS + 1) + " 天，这个范围还有 " + p.unseen + " 张新卡：来不及全部学完。";
+    if (!p.realistic) text += " 这个计划不现实：缩小范围（选一个模块）或推迟日期。";
+    if (data.settings.newByHand) text += "（每日新卡已手动设为 " + data.settings.newPerDay + "，不跟随计划；清空面试日期后再设即可恢复。）";
+    el.textContent = text;
+  }
   function newToday(t) {
     var start = startOfDay(t);
     return data.log.filter(function (l) { return l.first && l.review >= start; }).length;
@@ -142,7 +178,7 @@
     });
     var byDue = function (a, b) { return data.cards[a.guid].due - data.cards[b.guid].due; };
     [learnNow, reviews, ahead].forEach(function (list) { list.sort(byDue); });  // overdue first
-    var room = Math.max(0, data.settings.newPerDay - newToday(t));
+    var room = Math.max(0, newLimit(t) - newToday(t));
     var now = changed.concat(learnNow, reviews, fresh.slice(0, room));
     return now.concat(ahead);
   }
@@ -168,6 +204,8 @@
     collect();
     if (mock) { renderStats(now()); return; }  // a mock interview holds the card area until it ends
     var t = now();
+    showPlan(t);
+    $("rv-new").value = newLimit(t);
     var q = queue(t);
     currentItem = q[0] || null;
     $("rv-left").textContent = q.length ? "待复习 " + q.length + " 张" : "";
@@ -466,8 +504,20 @@
   });
   $("rv-new").addEventListener("change", function () {
     var v = parseInt($("rv-new").value, 10);
-    if (v >= 0 && v <= 9999) { data.settings.newPerDay = v; save(); render(); }
-    else { $("rv-new").value = data.settings.newPerDay; }
+    if (v >= 0 && v <= 9999) {
+      data.settings.newPerDay = v;
+      data.settings.newByHand = !!data.settings.interviewDate;  // set by hand: the plan no longer sets it
+      save();
+      render();
+    }
+    else { $("rv-new").value = newLimit(now()); }
+  });
+  $("rv-date").value = data.settings.interviewDate || "";
+  $("rv-date").addEventListener("change", function () {
+    data.settings.interviewDate = $("rv-date").value || null;
+    data.settings.newByHand = false;
+    save();
+    render();
   });
   $("mk-start").addEventListener("click", startMock);
   $("mk-check").addEventListener("click", checkMock);
