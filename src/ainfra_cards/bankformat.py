@@ -22,7 +22,8 @@ SOURCES = (2, 6)
 MEMORY_POINTS = (3, 6)
 MAX_CUE, MAX_ANSWER = 40, 110
 _POINT_RE = re.compile(r"^(\d+)\. \*\*([^*]+)\*\*：(.+)$")
-_SOURCE_RE = re.compile(r"^[-*] \[[^\]]+\]\((https://(?:[^()\s]|\([^()\s]*\))+)\)\s+—\s+\S")
+# a source item: a bullet with an https link (or several), then " — " and what it backs
+_SOURCE_RE = re.compile(r"^[-*] .*?\[[^\]]+\]\((https://(?:[^()\s]|\([^()\s]*\))+)\).*?\s—\s+\S")
 _BULLET_RE = re.compile(r"^[-*] \S")
 _LINK_RE = re.compile(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)")
 _FENCE_RE = re.compile(r"```.*?```", re.S)
