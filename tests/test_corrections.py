@@ -9,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from conftest import Builder, Learner, question_md, write_bank
 
+from ainfra_cards.build import BuildRequest, run_build
 from ainfra_cards.cli import main
 from ainfra_cards.history import RETIRED_SHIPS_FOR, version_of
 
@@ -157,8 +158,15 @@ def test_a_retired_card_ships_for_a_few_versions_then_only_the_lock_keeps_it(tmp
     v1 = builder.build()
     first = _guid(v1, "首桶大小")
     _edit(bank, "05-数据并行/046-a.md", "2. **首桶大小**：约 1 MB\n", "")
+    builder.build(advance=DAY)
+    _edit(bank, "08-通信/087-b.md", "2. **环的步数**：2(N-1) 步\n", "")  # a second one, a build later
     plan = builder.build(advance=DAY)
-    assert [c.guid for c in plan.retired_cards] == [first] and plan.retired_cards[0].suspended
+    steps = next(e.guid for e in plan.retired if e.guid != first)
+    assert [c.guid for c in plan.retired_cards] == [first, steps] and plan.retired_cards[0].suspended
+    # the deck the next build reads back from its own lock is the same, card for card and in order
+    check = run_build(BuildRequest(bank, now=builder.now + 60, mode="check", use_cache=False))
+    assert check.stale == []
+    _edit(bank, "08-通信/087-b.md", OTHER[0], OTHER[0] + "\n" + OTHER[1])  # back: a revived card
     for i in range(RETIRED_SHIPS_FOR):  # each day a new version (a card reworded)
         _edit(bank, "08-通信/087-b.md", f"2(N-1) 步{'又' * i}", f"2(N-1) 步{'又' * (i + 1)}")
         plan = builder.build(advance=DAY)

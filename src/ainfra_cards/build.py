@@ -336,11 +336,13 @@ def fill_rendered(plan: Plan, memo: Memo) -> None:
 # Writing
 
 
-def outputs_for(paths: Paths, selected: list[Module], branding: Branding) -> list[Output]:
+def outputs_for(
+    paths: Paths, selected: list[Module], branding: Branding, memo: Memo = NO_MEMO
+) -> list[Output]:
     """What a build writes, in order: the deck, study.html, and last the lock (it vouches for them)."""
     outputs: list[Output] = [DeckOutput(paths.deck, selected)]
     if paths.study is not None:
-        outputs.append(StudyOutput(paths.study, branding))
+        outputs.append(StudyOutput(paths.study, branding, memo.get_or))
     if paths.csv is not None:
         outputs.append(CsvOutput(paths.csv))
     if paths.changes is not None:
@@ -466,7 +468,7 @@ def _build(
     had_lock = paths.lock_to_read().exists()
     built = plan(paths, now, memo, progress)
     selected = select_modules(built.bank, request.modules)
-    outputs = outputs_for(paths, selected, branding)
+    outputs = outputs_for(paths, selected, branding, memo)
     result = BuildResult(request, paths, Summary.of(built, selected), outputs, built, warnings=built.warnings)
     result.selected = selected
     if not had_lock:
@@ -571,7 +573,7 @@ def run_html(
     memo = Memo.default() if use_cache else NO_MEMO
     try:
         page = plan(Paths.default(questions), build_time(), memo)
-        write_through_memo([StudyOutput(target, full)], page, memo)
+        write_through_memo([StudyOutput(target, full, memo.get_or)], page, memo)
     finally:
         memo.close()
     return target, len(page.bank.questions), problems.warnings + page.warnings

@@ -81,7 +81,8 @@ def versions(lock: Lock | None) -> list[str]:
 def shipped_retired(lock: Lock) -> list[LockEntry]:
     """The retired notes that still ship: retired in one of the newest RETIRED_SHIPS_FOR versions."""
     recent = set(versions(lock)[:RETIRED_SHIPS_FOR])
-    return [e for e in lock.entries if e.status == "retired" and e.retired_in in recent]
+    shipped = [e for e in lock.entries if e.status == "retired" and e.retired_in in recent]
+    return sorted(shipped, key=lambda e: (e.number, e.index, e.guid))  # not the lock's history order
 
 
 # ---------------------------------------------------------------------------------------------

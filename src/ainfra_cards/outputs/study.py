@@ -17,12 +17,13 @@ import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..config import Branding
+from ..media import anki_name
 from ..model import Bank, MemoryPoint, Module, Page, Question
 from ..render import SOURCES_SECTION, FileRenderer, Fragment, RenderedQuestion
 from ..util import digest, short_hash, static_text
@@ -41,6 +42,7 @@ class StudyOutput:
 
     path: Path
     branding: Branding = Branding()
+    reuse: Reuse | None = None  # see study_html
 
     def fingerprint(self, plan: Plan) -> str:
         bank = plan.bank
@@ -58,7 +60,14 @@ class StudyOutput:
     def render(self, plan: Plan) -> bytes:
         revisions = {g: (n.revision.version, n.page) for g, n in plan.notices.items() if n.revision}
         return study_html(
-            plan.bank, plan.question, self.branding, plan.guid, plan.page_body, revisions, plan.version
+            plan.bank,
+            plan.question,
+            self.branding,
+            plan.guid,
+            plan.page_body,
+            revisions,
+            plan.version,
+            self.reuse,
         )
 
     def is_current(self, plan: Plan) -> bool:
@@ -389,17 +398,21 @@ def study_html(
     page_body: PageBody | None = None,
     revisions: Mapping[str, tuple[str, str]] | None = None,
     version: str | None = None,
+    reuse: Reuse | None = None,
 ) -> bytes:
     """The whole bank as one self-contained HTML document, UTF-8 (deterministic for a bank).
 
     guids gives each memory point its note's GUID (from the lock): the 复习 mode keeps a card's
     progress under it, so progress follows the same identity as a learner's Anki history.
     page_body gives a page's rendered body (rendered here when it gives None); revisions, by
-    GUID, a revised card's version and previous text; version is the bank's.
+    GUID, a revised card's version and previous text; version is the bank's. reuse(kind, parts,
+    make) may give back what make() gave for the same parts before (the build's memo): each
+    question's article is made from its parts alone.
     """
     revisions = revisions or {}
     brand = branding.over(default_branding(bank, version))
     anchors = Anchors(bank)
+    links = digest(sorted(anchors.by_path.items()))  # where every bank link points in the page
     by_module: dict[Module, list[Question]] = {m: [] for m in bank.modules}
     for q in bank.questions:
         by_module.setdefault(q.module, []).append(q)
@@ -411,8 +424,13 @@ def study_html(
             aid = anchors.question_ids[str(q.path)]
             cids = _card_ids(q, seen_cards)
             note_guids = [guids(q, p) if guids else None for p in q.points]
-            titles[aid], questions[aid] = _question_parts(
-                q, rendered, anchors, aid, cids, note_guids, revisions
+            revised = [revisions.get(g or "") for g in note_guids]
+            images = sorted((ref, anki_name(path)) for ref, path in q.media.items())
+            parts = (q.source_key, images, aid, cids, note_guids, revised, links)
+            titles[aid], questions[aid] = (reuse or _made)(
+                "article",
+                parts,
+                partial(_question_parts, q, rendered, anchors, aid, cids, note_guids, revisions),
             )
 
     articles = _articles(bank, anchors, by_module, titles, questions, page_body)
@@ -479,6 +497,12 @@ def _card_ids(q: Question, seen: set[str]) -> list[str]:
 
 
 Guids = Callable[[Question, MemoryPoint], "str | None"]
+Reuse = Callable[[str, tuple[Any, ...], Callable[[], Any]], Any]  # the build memo's get_or
+
+
+def _made(kind: str, parts: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+    """Reuse nothing: make it."""
+    return make()
 
 
 def _guid_attr(guid: str | None) -> str:
