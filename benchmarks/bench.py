@@ -123,18 +123,33 @@ def tenfold(bank: Path, out: Path) -> Path:
     return out
 
 
-def browser_open_to_search(page_file: Path, runs: int) -> tuple[list[float], list[float]] | None:
-    """Seconds from opening study.html to the page being ready (its first article shown), and to
-    the first search result showing (typing "all-reduce" as soon as the page is ready)."""
+def same_bytes_floor(page_file: Path, out: Path) -> Path:
+    """study.html with every script made inert (``type="text/plain"``): about the same bytes to
+    load and parse, nothing run. What Chromium takes to open it is the floor of opening the page."""
+    html = page_file.read_text("utf-8")
+    out.write_text(html.replace("<script>", '<script type="text/plain">'), "utf-8")
+    return out
+
+
+def browser_open_to_search(page_file: Path, runs: int) -> tuple[list[float], list[float], list[float]] | None:
+    """Seconds from opening study.html to the page being ready (its first article shown), to the
+    first search result showing (typing "all-reduce" as soon as the page is ready), and, alternated
+    with them, to the load event of the same bytes with no script run (the floor)."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         return None
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    ready, searched = [], []
+    floor_file = same_bytes_floor(page_file, page_file.with_name("floor.html"))
+    ready, searched, floor = [], [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium) if chromium else p.chromium.launch()
         for _ in range(runs):
+            page = browser.new_page()
+            start = time.perf_counter()
+            page.goto(floor_file.as_uri(), wait_until="load")
+            floor.append(time.perf_counter() - start)
+            page.close()
             page = browser.new_page()
             start = time.perf_counter()
             page.goto(page_file.as_uri())
@@ -145,7 +160,7 @@ def browser_open_to_search(page_file: Path, runs: int) -> tuple[list[float], lis
             searched.append(time.perf_counter() - start)
             page.close()
         browser.close()
-    return ready, searched
+    return ready, searched, floor
 
 
 def main() -> None:
@@ -207,8 +222,11 @@ def bench(args: argparse.Namespace, work: Path) -> None:
         if times is None:
             print("study.html: playwright is not installed; skipped")
         else:
-            print(f"\nstudy.html open -> page ready: {summary(times[0])} s")
-            print(f"study.html open -> first search result: {summary(times[1])} s")
+            ready, hit, floor = times
+            print(f"\nstudy.html open -> page ready: {summary(ready)} s")
+            print(f"study.html open -> first search result: {summary(hit)} s")
+            print(f"same bytes, no script -> load event (floor): {summary(floor)} s")
+            print(f"first search result / floor: {statistics.median(hit) / statistics.median(floor):.2f}")
 
 
 def growth(bank: Path, work: Path, env: dict[str, str], runs: int) -> None:
