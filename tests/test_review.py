@@ -404,3 +404,31 @@ def test_a_plan_to_the_interview_date_sets_the_new_cards_a_day_and_warns_when_un
     assert page.input_value("#rv-date") == "2030-03-11" and page.input_value("#rv-new") == "3"
     w.check()
     w.ctx.close()
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_progress_saved_by_the_previous_page_loads_into_this_one(tmp_path, browser):  # noqa: F811
+    """tests/fixtures/progress-2026-12-01.json is what the page of 2026-12-01 stored after three
+    ratings on this test bank (same GUIDs: derived from number and cue). This page reads it as it
+    is: the same cards, due dates and log, and schedules on from them."""
+    saved = (FIXTURES / "progress-2026-12-01.json").read_text("utf-8")
+    page_file = _build(_bank(tmp_path))
+    w = Watched(browser, page_file)
+    w.ctx.add_init_script(
+        f"try {{ localStorage.setItem({json.dumps(KEY)}, {json.dumps(saved)}); }} catch (e) {{}}"
+    )
+    w, page = _open(browser, page_file, when=T0 + timedelta(minutes=30), context=w)
+    old = json.loads(saved)
+    state = _state(page)
+    assert state["cards"] == old["cards"] and state["log"] == old["log"]
+    guids = page.eval_on_selector_all("#docs li.pt[data-guid]", "els => els.map(e => e.dataset.guid)")
+    assert set(old["cards"]) <= set(guids)
+    # the two learning cards are due again after 30 minutes; the graduated one is not
+    shown = page.get_attribute("#rv-card", "data-guid")
+    assert shown in old["cards"] and old["cards"][shown]["state"] != 2
+    _rate(page, "3")
+    assert _state(page)["cards"][shown]["reps"] == old["cards"][shown]["reps"] + 1
+    w.check()
+    w.ctx.close()
