@@ -32,7 +32,7 @@ from .config import Branding, load_branding
 from .errors import CardsError, Collector, Problem
 from .history import RetiredNotes, carry, next_lock, shipped_retired, version_of, versions, wording
 from .ids import Assignment, Judgement, assign, similarity
-from .lockfile import Lock, LockEntry, Revision, read_lock
+from .lockfile import Lock, LockEntry, Revision, lock_file_bytes, read_lock
 from .media import anki_name
 from .memo import NO_MEMO, Memo
 from .model import Bank, Card, MemoryPoint, Module, Question
@@ -200,14 +200,10 @@ def _memo_parse(memo: Memo):  # type: ignore[no-untyped-def]
 
 
 def _load_lock(path: Path, memo: Memo) -> Lock | None:
-    if not path.exists():
+    raw = lock_file_bytes(path)
+    if raw is None:
         return None
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise CardsError(Problem(str(path), 1, f"cannot read lock file: {e}")) from e
-    lock = memo.get_or("lock", (hashlib.sha256(raw).digest(),), lambda: read_lock(raw, str(path)))
-    return lock
+    return memo.get_or("lock", (hashlib.sha256(raw).digest(),), lambda: read_lock(raw, str(path)))
 
 
 def _lock_key(lock: Lock | None) -> object:

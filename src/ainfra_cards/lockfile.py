@@ -67,13 +67,18 @@ class Lock:
 
 def load_lock(path: Path) -> Lock | None:
     """Read a lock file; None if it does not exist. Raise CardsError if it is unusable."""
+    raw = lock_file_bytes(path)
+    return None if raw is None else read_lock(raw, str(path))
+
+
+def lock_file_bytes(path: Path) -> bytes | None:
+    """A lock file's bytes; None if it does not exist. Raise CardsError if it cannot be read."""
     if not path.exists():
         return None
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as e:
         raise CardsError(Problem(str(path), 1, f"cannot read lock file: {e}")) from e
-    return read_lock(raw, str(path))
 
 
 def read_lock(raw: bytes, where: str) -> Lock:
