@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from . import notetype as nt
-from .bank import Progress, load_bank, parse_source
+from .bank import Parse, Progress, load_bank, parse_source
 from .config import Branding, load_branding
 from .errors import CardsError, Collector, Problem
 from .history import RetiredNotes, carry, next_lock, shipped_retired, version_of, versions, wording
@@ -177,7 +177,7 @@ def _inline_all(*texts: str | None) -> list[str | None]:
     return [None if t is None else render_fragment(t, inline=True).anki for t in texts]
 
 
-def _memo_parse(memo: Memo):  # type: ignore[no-untyped-def]
+def _memo_parse(memo: Memo) -> Parse:
     """parse_source through the memo. A question with images is parsed again every time: its
     images are other files, checked as they are now."""
 
