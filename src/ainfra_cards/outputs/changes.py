@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ..history import Release, changelog
 from ..lockfile import LockEntry
 from ..util import digest
+from . import same_bytes
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -37,10 +38,7 @@ class ChangesOutput:
         return changes_text(plan).encode("utf-8")
 
     def is_current(self, plan: Plan) -> bool:
-        try:
-            return self.path.read_bytes() == self.render(plan)
-        except OSError:
-            return False
+        return same_bytes(self.path, self.render(plan))
 
 
 def changes_text(plan: Plan, since: str | None = None) -> str:

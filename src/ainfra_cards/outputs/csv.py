@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from .. import notetype as nt
 from ..util import digest
+from . import same_bytes
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -69,7 +70,4 @@ class CsvOutput:
         return out.getvalue().encode("utf-8")
 
     def is_current(self, plan: Plan) -> bool:
-        try:
-            return self.path.read_bytes() == self.render(plan)
-        except OSError:
-            return False
+        return same_bytes(self.path, self.render(plan))

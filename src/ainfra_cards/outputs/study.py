@@ -27,6 +27,7 @@ from ..media import anki_name
 from ..model import Bank, MemoryPoint, Module, Page, Question
 from ..render import SOURCES_SECTION, FileRenderer, Fragment, RenderedQuestion
 from ..util import digest, short_hash, static_text
+from . import same_bytes
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -71,10 +72,7 @@ class StudyOutput:
         )
 
     def is_current(self, plan: Plan) -> bool:
-        try:
-            return self.path.read_bytes() == self.render(plan)
-        except OSError:
-            return False
+        return same_bytes(self.path, self.render(plan))
 
 
 def default_branding(bank: Bank, version: str | None = None) -> Branding:
