@@ -325,7 +325,8 @@ def fill_rendered(plan: Plan, memo: Memo) -> None:
     missing = [q for q in plan.bank.questions if str(q.path) not in plan.rendered]
     plan.rendered.update(render_all(missing, memo))
     for page in plan.bank.pages:
-        plan.page_bodies[page.path] = memo.get_or("page", (page.source_key,), partial(render_page, page))
+        if page.path not in plan.page_bodies:  # every output not left alone asks again
+            plan.page_bodies[page.path] = memo.get_or("page", (page.source_key,), partial(render_page, page))
 
 
 # ---------------------------------------------------------------------------------------------
