@@ -97,18 +97,17 @@ def plan(paths: Paths, now: int, memo: Memo = NO_MEMO, progress: Progress | None
     """Parse, match against the lock, digest each note's content, and compute the next lock."""
     bank, problems = load_bank(paths.questions, progress, parse=_memo_parse(memo))
     questions = bank.questions
-    old = _load_lock(paths.lock_to_read(), memo)
-    assignment = memo.get_or(
-        "assign", (_lock_key(old), _questions_key(questions)), lambda: assign(questions, old)
-    )
-    guids = assignment.guids
-    points = [(q, p, guids[(q.key, p.index)]) for q in questions for p in q.points]
-    notices = _revision_notices(points, old, version_of(now), memo)
-    rendered: dict[str, RenderedQuestion] = {}
+    with Rendering(questions, memo, progress) as rendering:  # under way while the lock is read
+        old = _load_lock(paths.lock_to_read(), memo)
+        assignment = memo.get_or(
+            "assign", (_lock_key(old), _questions_key(questions)), lambda: assign(questions, old)
+        )
+        guids = assignment.guids
+        points = [(q, p, guids[(q.key, p.index)]) for q in questions for p in q.points]
+        notices = _revision_notices(points, old, version_of(now), memo)
+        rendered = rendering.result()
     content: dict[str, str] = {}
-    for q, digests in zip(
-        questions, _digests(questions, notices, guids, memo, rendered, progress), strict=True
-    ):
+    for q, digests in zip(questions, _digests(questions, notices, guids, memo, rendered), strict=True):
         content.update((guids[(q.key, p.index)], d) for p, d in zip(q.points, digests, strict=True))
     notes = [(q, p, content[g]) for q, p, g in points]
     retired = RetiredNotes(replaced_by=_successors(assignment, points))
@@ -230,61 +229,68 @@ def _digests(
     guids: dict[tuple[str, int], str],
     memo: Memo,
     rendered: dict[str, RenderedQuestion],
-    progress: Progress | None,
 ) -> list[list[str]]:
-    """Each question's note digests; the questions rendered for them are added to rendered."""
+    """Each question's note digests."""
 
     def said(q: Question) -> list[Notice]:
         return [notices.get(guids[(q.key, p.index)], NO_NOTICE) for p in q.points]
 
-    keys = [memo.key("digests", *_question_key(q), said(q)) for q in questions]
-    found = [memo.get(key) for key in keys]
-    todo = [q for q, hit in zip(questions, found, strict=True) if hit is None]
-    rendered.update(render_all(todo, memo, progress))
-    for i, (q, key) in enumerate(zip(questions, keys, strict=True)):
-        if found[i] is None:
-            found[i] = note_digests(q, rendered[str(q.path)], said(q))
-            memo.put(key, found[i])
-    return found  # type: ignore[return-value]
+    def digests(q: Question) -> list[str]:
+        return note_digests(q, rendered[str(q.path)], said(q))
 
-
-def render_all(
-    questions: list[Question], memo: Memo, progress: Progress | None = None
-) -> dict[str, RenderedQuestion]:
-    """Every given question rendered: from the memo, else now (over the machine's cores)."""
-    keys = {str(q.path): memo.key("render", *_question_key(q)) for q in questions}
-    out = {path: hit for path, key in keys.items() if (hit := memo.get(key)) is not None}
-    todo = [q for q in questions if str(q.path) not in out]
-    for q, r in zip(todo, _render_many(todo, progress), strict=True):
-        out[str(q.path)] = r
-        memo.put(keys[str(q.path)], r)
-    return out
+    return [memo.get_or("digests", (*_question_key(q), said(q)), partial(digests, q)) for q in questions]
 
 
 PARALLEL_MIN_QUESTIONS = 40  # per worker: below this, starting a process costs more than it saves
 MAX_WORKERS = 4
 
 
-def _render_many(todo: list[Question], progress: Progress | None) -> Iterable[RenderedQuestion]:
-    """Render questions, over several processes when there are enough of them.
+class Rendering:
+    """Every given question rendered: from the memo, else by render_question, started at once.
 
-    Rendering is pure CPU (Markdown, Pygments, nh3, MathML) and each question is independent.
-    Workers are started with 'spawn' (the same on Linux, macOS and Windows) and return plain
-    data, so the result is the same however many there are.
+    Rendering is pure CPU (Markdown, Pygments, nh3, MathML) and each question is independent, so
+    with enough of them it runs over several processes, and runs while the caller goes on (plan()
+    reads the lock meanwhile). Workers are started with 'spawn' (the same on Linux, macOS and
+    Windows) and return plain data, so the result is the same however many there are. Use it in
+    a with block: leaving it stops the workers, whatever happened.
     """
-    workers = min(len(todo) // PARALLEL_MIN_QUESTIONS, os.cpu_count() or 1, MAX_WORKERS)
-    results: Iterable[RenderedQuestion]
-    if workers < 2 or not _spawnable():
-        results = map(render_question, todo)
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-        results = _closing(pool, pool.map(render_question, todo, chunksize=8))
-    if progress is not None and todo:
-        results = progress(results, len(todo), "Rendering        ")
-    return list(results)
+    def __init__(self, questions: list[Question], memo: Memo, progress: Progress | None = None):
+        self._memo, self._progress = memo, progress
+        self._keys = {str(q.path): memo.key("render", *_question_key(q)) for q in questions}
+        self._done = {path: hit for path, key in self._keys.items() if (hit := memo.get(key)) is not None}
+        self._todo = [q for q in questions if str(q.path) not in self._done]
+        workers = min(len(self._todo) // PARALLEL_MIN_QUESTIONS, os.cpu_count() or 1, MAX_WORKERS)
+        self._pool = _spawn_pool(workers) if workers >= 2 and _spawnable() else None
+        self._pending: Iterable[RenderedQuestion] = (
+            map(render_question, self._todo)
+            if self._pool is None
+            else self._pool.map(render_question, self._todo, chunksize=8)
+        )
+
+    def result(self) -> dict[str, RenderedQuestion]:
+        """Wait for the work; every question's rendering, by path (the memo keeps the new ones)."""
+        results, todo, self._todo = self._pending, self._todo, []
+        if self._progress is not None and todo:
+            results = self._progress(results, len(todo), "Rendering        ")
+        for q, r in zip(todo, results, strict=True):
+            self._done[str(q.path)] = r
+            self._memo.put(self._keys[str(q.path)], r)
+        return self._done
+
+    def __enter__(self) -> Rendering:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+
+def _spawn_pool(workers: int):  # type: ignore[no-untyped-def]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
 
 def _spawnable() -> bool:
@@ -293,11 +299,6 @@ def _spawnable() -> bool:
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     return path is None or os.path.exists(path)
-
-
-def _closing(pool, results):  # type: ignore[no-untyped-def]
-    with pool:
-        yield from results
 
 
 def _changes(
@@ -320,10 +321,8 @@ def _changes(
     return changes
 
 
-def fill_rendered(plan: Plan, memo: Memo) -> None:
-    """Everything an output renders from: every question and page of the bank, rendered."""
-    missing = [q for q in plan.bank.questions if str(q.path) not in plan.rendered]
-    plan.rendered.update(render_all(missing, memo))
+def render_pages(plan: Plan, memo: Memo) -> None:
+    """What outputs need besides the questions (plan() rendered those): the bank's pages."""
     for page in plan.bank.pages:
         if page.path not in plan.page_bodies:  # every output not left alone asks again
             plan.page_bodies[page.path] = memo.get_or("page", (page.source_key,), partial(render_page, page))
@@ -357,7 +356,7 @@ def write_through_memo(outputs: list[Output], plan: Plan, memo: Memo) -> list[Wr
         state = _file_state(out.path)
         if state is not None and memo.get(records[id(out)]) == state:
             return True
-        fill_rendered(plan, memo)
+        render_pages(plan, memo)
         return False
 
     written = write_outputs(outputs, plan, as_recorded)
@@ -471,7 +470,7 @@ def _build(
     if not had_lock:
         result.no_lock = (paths.lock, _known_guids(paths.deck, built))
     if request.mode == "check":
-        fill_rendered(built, memo)
+        render_pages(built, memo)
         result.stale = stale_outputs(outputs, built)
     elif request.mode == "write":
         result.written = write_through_memo(outputs, built, memo)
