@@ -321,6 +321,42 @@ def result_ids(page) -> list[str]:
     return page.eval_on_selector_all("#results li a", "els => els.map(a => a.getAttribute('href').slice(1))")
 
 
+def test_many_hits_all_listed_and_a_newer_search_wins(tmp_path, browser):
+    """The first results are drawn at once and the rest a frame later: every hit is listed, the
+    sidebar narrows to them, and a search typed meanwhile is never joined by the older one's rest."""
+    from click.testing import CliRunner
+
+    from ainfra_cards.cli import main
+
+    files = {
+        f"01-模块1/{n:03d}-q.md": question_md(
+            n, f"第 {n} 个问题", [f"1. **提示 {n}**：共同词 {'独有词' if n == 7 else ''}"]
+        )
+        for n in range(1, 31)
+    }
+    bank = write_bank(tmp_path / "questions", files)
+    assert CliRunner().invoke(main, ["build", "--questions", str(bank)]).exit_code == 0
+    w = Watched(browser, tmp_path / "decks" / "study.html")
+    page = w.open()
+    search(page, "共同词")
+    assert len(result_ids(page)) == 30 and len(visible_ids(page, "#sidebar a.nav-q")) == 30
+    assert "找到 30 题" in page.inner_text("#search-status")
+    page.fill("#search", "")
+    page.wait_for_timeout(400)  # a pause: the next keystroke searches at once
+    # 共同词 searched, and before its other results are drawn, 独有词 and Enter (which searches now)
+    page.evaluate(
+        "() => { const s = document.getElementById('search'); s.value = '共同词';"
+        " s.dispatchEvent(new Event('input')); s.value = '独有词';"
+        " s.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter' })); }"
+    )
+    page.wait_for_function("() => document.getElementById('results').dataset.query === '独有词'")
+    page.wait_for_timeout(200)
+    assert result_ids(page) == ["q007"] and visible_ids(page, "#sidebar a.nav-q") == ["q007"]
+    wait_shown(page, "q007")  # Enter opened the one hit
+    w.check()
+    w.ctx.close()
+
+
 def test_search_lists_hits_and_narrows_the_sidebar(watched):
     page = watched().open("#q001")
     page.fill("#search", "BUCKETING")  # English, any case, in the explanation text
@@ -626,12 +662,13 @@ def test_the_sidebar_keeps_the_current_question_in_view(tmp_path, browser):
     w = Watched(browser, page_file, viewport={"width": 1280, "height": 900})
     page = w.open("#q110")
     wait_shown(page, "q110")
-    page.wait_for_timeout(100)
-    assert page.evaluate(in_view, "q110")
+    page.wait_for_function(in_view, arg="q110", timeout=5000)  # scrolled after two frames
+    current = "() => document.querySelector('#docs > .doc.current').id"
     for _ in range(3):
+        before = page.evaluate(current)
         page.click("#random")
-        page.wait_for_timeout(100)
-        shown = page.evaluate("() => document.querySelector('#docs > .doc.current').id")
-        assert page.evaluate(in_view, shown), shown
+        page.wait_for_function(f"before => ({current})() !== before", arg=before)
+        shown = page.evaluate(current)
+        page.wait_for_function(in_view, arg=shown, timeout=5000)
     w.check()
     w.ctx.close()

@@ -119,12 +119,12 @@
       var det = link.closest("details");
       if (det) det.open = true;
       if (link.scrollIntoView && !body.classList.contains("nav-open")) {
-        // Again after two frames: links laid out only when on screen (content-visibility) take
-        // their real height then, and the first scroll may have aimed at an estimate.
+        // After two frames, not now: scrolling now would lay the page out in the middle of
+        // building it (70 ms on opening it), and links laid out only when on screen
+        // (content-visibility) have their real height only once a frame has drawn them.
         var put = function () {
           try { link.scrollIntoView({ block: "nearest" }); } catch (e) { /* old browsers */ }
         };
-        put();
         requestAnimationFrame(function () { requestAnimationFrame(put); });
       }
     }
@@ -271,18 +271,18 @@
     var words = ts.map(function (t) { return escapeHtml(t).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); });
     return safe.replace(new RegExp("(" + words.join("|") + ")", "gi"), "<mark>$1</mark>");
   }
-  var hits = [];
+  var hits = [], searches = 0;
+  var FIRST_RESULTS = 12;  // about a screenful: drawn at once, the rest the frame after
+  function afterFrame(f) { requestAnimationFrame(function () { setTimeout(f, 0); }); }
   function runSearch(showResults) {
-    var ts = terms();
+    var ts = terms(), q = query(), run = ++searches;
     var status = $("search-status");
-    var details = all("#sidebar details.nav-mod");
     var list = $("results");
-    list.setAttribute("data-query", query());
     if (!ts.length) {
       hits = [];
-      navLinks.forEach(function (a) { a.hidden = false; });
-      details.forEach(function (d) { d.hidden = false; });
+      narrowSidebar(null);
       list.innerHTML = "";
+      list.setAttribute("data-query", q);
       status.hidden = true;
       if (body.classList.contains("view-results")) {
         body.classList.remove("view-results");
@@ -290,25 +290,25 @@
       }
       return;
     }
-    hits = questions.map(function (q) { return score(q, ts); }).filter(Boolean).sort(better);
-    var hitIds = {}, hitModules = {};
-    hits.forEach(function (h) { hitIds[h.el.id] = true; hitModules[h.el.getAttribute("data-m")] = true; });
-    docs.forEach(function (d) {
-      var link = navByTarget[d.id];
-      if (link && d.getAttribute("data-kind") === "q") link.hidden = !hitIds[d.id];
-    });
-    details.forEach(function (d) {
-      var any = !!hitModules[d.getAttribute("data-m")];
-      d.hidden = !any;
-      if (any) d.open = true;
-    });
-    list.innerHTML = hits.map(function (h) {
+    hits = questions.map(function (h) { return score(h, ts); }).filter(Boolean).sort(better);
+    var items = hits.map(function (h) {
       var title = fieldsOf(h.el).rawTitle;
       return '<li class="hit' + (h.all ? "" : " partial") + '"><a href="#' + h.el.id + '">' +
         '<span class="qnum">第 ' + h.el.getAttribute("data-n") + " 题</span> " +
         '<span class="hit-title">' + mark(escapeHtml(title || h.el.id), ts) + "</span></a>" +
         '<p class="snip">' + snippet(h.el, ts) + "</p></li>";
-    }).join("");
+    });
+    // The first results are drawn before the rest and the sidebar are laid out (laying out a
+    // hundred CJK snippets and the opened sidebar took longer than the search itself); data-query
+    // says when the page is done with this query.
+    list.innerHTML = items.slice(0, FIRST_RESULTS).join("");
+    var found = hits;
+    afterFrame(function () {
+      if (run !== searches) return;  // a newer search has taken over
+      if (items.length > FIRST_RESULTS) list.insertAdjacentHTML("beforeend", items.slice(FIRST_RESULTS).join(""));
+      narrowSidebar(found);
+      list.setAttribute("data-query", q);
+    });
     if (showResults) {
       if (body.classList.contains("cards-on")) setCards(false);
       body.classList.add("view-results");
@@ -320,13 +320,28 @@
       window.scrollTo(0, 0);
     }
   }
+  // The sidebar shows only the questions found (and their modules, opened); null: all of them.
+  function narrowSidebar(found) {
+    var hitIds = {}, hitModules = {};
+    (found || []).forEach(function (h) { hitIds[h.el.id] = true; hitModules[h.el.getAttribute("data-m")] = true; });
+    questions.forEach(function (d) {
+      var link = navByTarget[d.id];
+      if (link) link.hidden = found ? !hitIds[d.id] : false;
+    });
+    all("#sidebar details.nav-mod").forEach(function (d) {
+      var any = !found || !!hitModules[d.getAttribute("data-m")];
+      d.hidden = !any;
+      if (found && any) d.open = true;
+    });
+  }
   // The first keystroke after a pause searches at once; the keystrokes of a word being typed
   // are gathered into one search 50 ms after the last of them.
   var timer = null, lastSearch = -Infinity;
   $("search").addEventListener("input", function () {
     clearTimeout(timer);
     var now = Date.now();
-    timer = setTimeout(function () { lastSearch = Date.now(); runSearch(true); }, now - lastSearch > 300 ? 0 : 50);
+    if (now - lastSearch > 300) { lastSearch = now; runSearch(true); return; }
+    timer = setTimeout(function () { lastSearch = Date.now(); runSearch(true); }, 50);
   });
   $("search").addEventListener("keydown", function (e) {
     if (e.key === "Escape") { $("search").value = ""; runSearch(false); $("search").blur(); }
