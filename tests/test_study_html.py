@@ -399,6 +399,40 @@ def ranked_page(tmp_path_factory) -> Path:
     return out
 
 
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliett",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+]
+
+
+def test_a_snippet_neither_starts_nor_ends_inside_a_word(browser, tmp_path):
+    talk = "- " + " ".join(WORDS) + " needle " + " ".join(reversed(WORDS)) + " 然后是中文的结尾部分"
+    out = tmp_path / "study.html"
+    files = {"01-m/001-q.md": question_md(1, "标题", ["1. **提示**：答案"], talking=talk)}
+    out.write_text(render(write_bank(tmp_path / "questions", files)), encoding="utf-8")
+    w = Watched(browser, out)
+    page = w.open()
+    search(page, "needle")
+    snip = page.inner_text("#results .snip")
+    assert "needle" in snip and snip.startswith("…") and snip.endswith("…"), snip
+    shown = snip.strip("…").split()
+    assert shown[0] in WORDS and shown[-1] in WORDS, snip  # whole words at both ends
+    w.check()
+    w.ctx.close()
+
+
 def test_results_rank_title_then_key_points_then_body_all_terms_first(browser, ranked_page):
     w = Watched(browser, ranked_page)
     page = w.open()
@@ -672,3 +706,19 @@ def test_the_sidebar_keeps_the_current_question_in_view(tmp_path, browser):
         page.wait_for_function(in_view, arg=shown, timeout=5000)
     w.check()
     w.ctx.close()
+
+
+def test_status_lines_sit_flush_with_what_they_describe(watched):
+    """At any width the column of a status line (found N, left to review, today) is that of the
+    results or cards it describes."""
+    left = "ids => ids.map(id => Math.round(document.getElementById(id).getBoundingClientRect().left))"
+    for width in (1280, 1600, 390):
+        page = watched(viewport={"width": width, "height": 900}).open()
+        search(page, "DDP")
+        status, results = page.evaluate(left, ["search-status", "results"])
+        assert status == results, (width, status, results)
+        page.press("#search", "Escape")
+        page.click("#review-toggle")
+        page.wait_for_selector("#rv-today", state="visible")
+        lines = page.evaluate(left, ["rv-left", "rv-today", "rv-stats"])
+        assert len(set(lines)) == 1, (width, lines)

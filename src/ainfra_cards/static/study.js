@@ -257,15 +257,31 @@
         var at = low.indexOf(ts[i]);
         if (at < 0) continue;
         var end = at + ts[i].length;
-        // 30 characters before the term and 60 after, once whitespace is collapsed
+        // about 30 characters before the term and 60 after, once whitespace is collapsed, and
+        // never ending inside a word
         var head = squash(text.slice(Math.max(0, at - 300), at));
         var tail = squash(text.slice(end, end + 300));
-        var piece = (head.length > 30 || at > 300 ? "…" : "") + head.slice(-30) + text.slice(at, end) +
-          tail.slice(0, 60) + (tail.length > 60 || end + 300 < text.length ? "…" : "");
+        var from = wordStart(head, head.length - 30), to = wordEnd(tail, 60);
+        var piece = (from > 0 || at > 300 ? "…" : "") + head.slice(from) + text.slice(at, end) +
+          tail.slice(0, to) + (to < tail.length || end + 300 < text.length ? "…" : "");
         return mark(escapeHtml(piece), ts);
       }
     }
     return "";
+  }
+  // Where a snippet may start at or before i (and where it may end at or after i): not inside
+  // a Latin word or number, looking at most 20 characters further for the word's edge.
+  var WORD = /[0-9A-Za-z_]/;
+  function inWord(s, i) { return i > 0 && i < s.length && WORD.test(s.charAt(i - 1)) && WORD.test(s.charAt(i)); }
+  function wordStart(s, i) {  // (a longer word is cut where it was)
+    i = Math.max(0, i);
+    for (var j = i; j >= Math.max(0, i - 20); j--) if (!inWord(s, j)) return j;
+    return i;
+  }
+  function wordEnd(s, i) {
+    i = Math.min(s.length, i);
+    for (var j = i; j <= Math.min(s.length, i + 20); j++) if (!inWord(s, j)) return j;
+    return i;
   }
   function mark(safe, ts) {
     var words = ts.map(function (t) { return escapeHtml(t).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); });
