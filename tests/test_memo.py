@@ -353,3 +353,26 @@ def test_only_the_newest_code_versions_keep_their_entries(tmp_path, monkeypatch)
     stamps = {row[0] for row in db.execute("SELECT stamp FROM memo")}
     db.close()
     assert stamps == {f"code-{v}" for v in range(5 - memo_mod.KEEP_CODE_VERSIONS, 5)}
+
+
+def test_the_lock_a_build_wrote_is_read_back_from_the_memo_as_parsing_it_gives(tmp_path):
+    """After a build, the memo holds the lock under the bytes written, and that entry is exactly
+    what parsing those bytes gives: the next build's lock is the same with or without it."""
+    from ainfra_cards.build import Paths, _load_lock, plan
+    from ainfra_cards.lockfile import read_lock
+
+    bank = _bank(tmp_path)
+    _build(bank, tmp_path / "cache")
+    lock_path = bank.parent / "decks" / "ainfra-cards.lock.yaml"
+    raw = lock_path.read_bytes()
+    memo = Memo(tmp_path / "cache" / MEMO)
+    try:
+        misses = memo.misses
+        remembered = _load_lock(lock_path, memo)
+        assert memo.misses == misses and memo.hits == 1  # from the memo, not parsed
+    finally:
+        memo.close()
+    assert remembered == read_lock(raw, str(lock_path))
+    # and for the whole bundled bank: parsing the lock text a plan writes gives its Lock back
+    built = plan(Paths.default(REPO / "questions"), 1_800_000_000)
+    assert read_lock(built.lock_text.encode("utf-8"), "lock") == built.lock
