@@ -311,6 +311,17 @@ def test_page_is_offline_complete_and_quiet(watched):
     assert page.eval_on_selector_all("#q047 [onerror], #q047 script, #q047 iframe", "els => els.length") == 0
 
 
+def built_study(tmp_path: Path, files: dict[str, str]) -> Path:
+    """study.html of a bank of the given files, built by the command a user runs."""
+    from click.testing import CliRunner
+
+    from ainfra_cards.cli import main
+
+    bank = write_bank(tmp_path / "questions", files)
+    assert CliRunner().invoke(main, ["build", "--questions", str(bank)]).exit_code == 0
+    return tmp_path / "decks" / "study.html"
+
+
 def search(page, term: str) -> None:
     """Type a query and wait until the page has searched for exactly it (typing waits for a pause)."""
     page.fill("#search", term)
@@ -324,19 +335,13 @@ def result_ids(page) -> list[str]:
 def test_many_hits_all_listed_and_a_newer_search_wins(tmp_path, browser):
     """The first results are drawn at once and the rest a frame later: every hit is listed, the
     sidebar narrows to them, and a search typed meanwhile is never joined by the older one's rest."""
-    from click.testing import CliRunner
-
-    from ainfra_cards.cli import main
-
     files = {
         f"01-模块1/{n:03d}-q.md": question_md(
             n, f"第 {n} 个问题", [f"1. **提示 {n}**：共同词 {'独有词' if n == 7 else ''}"]
         )
         for n in range(1, 31)
     }
-    bank = write_bank(tmp_path / "questions", files)
-    assert CliRunner().invoke(main, ["build", "--questions", str(bank)]).exit_code == 0
-    w = Watched(browser, tmp_path / "decks" / "study.html")
+    w = Watched(browser, built_study(tmp_path, files))
     page = w.open()
     search(page, "共同词")
     assert len(result_ids(page)) == 30 and len(visible_ids(page, "#sidebar a.nav-q")) == 30
@@ -675,19 +680,13 @@ def test_a_link_to_an_anchor_inside_an_article_not_built_yet_opens_it(browser, t
 def test_the_sidebar_keeps_the_current_question_in_view(tmp_path, browser):
     """However a question is opened (a link or bookmark with its anchor, 随机一题), its sidebar
     entry is on screen, in a bank long enough that most entries start off screen."""
-    from click.testing import CliRunner
-
-    from ainfra_cards.cli import main
-
     files = {
         f"{1 + (n - 1) // 20:02d}-模块{1 + (n - 1) // 20}/{n:03d}-q.md": question_md(
             n, f"第 {n} 个问题的标题", [f"1. **提示 {n}**：答案 {n}"]
         )
         for n in range(1, 121)
     }
-    bank = write_bank(tmp_path / "questions", files)
-    assert CliRunner().invoke(main, ["build", "--questions", str(bank)]).exit_code == 0
-    page_file = tmp_path / "decks" / "study.html"
+    page_file = built_study(tmp_path, files)
     in_view = (
         "id => { const a = document.querySelector(`#sidebar a[data-target=${id}]`);"
         " const r = a.getBoundingClientRect(), s = document.getElementById('sidebar').getBoundingClientRect();"
