@@ -37,6 +37,12 @@ def _build(*args: str) -> None:
     assert result.exit_code == 0, result.output
 
 
+def _study_page(bank: Path, *args: str) -> str:
+    """study.html as `ainfra-cards build` writes it beside the bank."""
+    _build("--questions", str(bank), *args)
+    return (bank.parent / "decks" / "study.html").read_text("utf-8")
+
+
 @pytest.fixture
 def umask_022():
     old = os.umask(0o022)
@@ -86,12 +92,10 @@ def test_output_elsewhere_leaves_the_repository_untouched(tmp_path):
 def test_the_original_layouts_branding_file_is_read_and_options_still_win(tmp_path):
     bank = _bank(tmp_path)
     (tmp_path / "study_html_meta.txt").write_text("我的题库\n自测版\n浏览器标签\n", "utf-8")
-    _build("--questions", str(bank))
-    page = (tmp_path / "decks" / "study.html").read_text("utf-8")
+    page = _study_page(bank)
     assert "<title>浏览器标签</title>" in page and ">我的题库<" in page and "自测版" in page
     (tmp_path / "ainfra-cards.yaml").write_text("study_html:\n  subtitle: 配置文件\n", "utf-8")
-    _build("--questions", str(bank), "--title", "命令行")
-    page = (tmp_path / "decks" / "study.html").read_text("utf-8")
+    page = _study_page(bank, "--title", "命令行")
     assert ">命令行<" in page and "配置文件" in page and "<title>浏览器标签</title>" in page
 
 
@@ -100,19 +104,16 @@ def test_the_branding_file_inside_the_bank_folder_is_read_too(tmp_path):
     bank folder fills in first."""
     bank = _bank(tmp_path)
     (bank / "study_html_meta.txt").write_text("原题库标题\n原副标题\n原标签\n", "utf-8")
-    _build("--questions", str(bank))
-    page = (tmp_path / "decks" / "study.html").read_text("utf-8")
+    page = _study_page(bank)
     assert "<title>原标签</title>" in page and ">原题库标题<" in page and "原副标题" in page
     (tmp_path / "study_html_meta.txt").write_text("旁边的标题\n\n\n", "utf-8")
-    _build("--questions", str(bank))
-    page = (tmp_path / "decks" / "study.html").read_text("utf-8")
+    page = _study_page(bank)
     assert ">旁边的标题<" in page and "原副标题" in page and "<title>原标签</title>" in page
 
 
 def test_sources_open_in_a_new_tab_in_study_html(tmp_path):
     bank = _bank(tmp_path, sources=True)
-    _build("--questions", str(bank))
-    page = (tmp_path / "decks" / "study.html").read_text("utf-8")
+    page = _study_page(bank)
     assert (
         '<a href="https://docs.pytorch.org/docs/stable/notes/ddp.html" target="_blank" '
         'rel="noopener noreferrer">PyTorch DDP notes</a>' in page

@@ -144,16 +144,21 @@ def test_progress_survives_an_edit_and_a_retired_card_leaves_the_queue(tmp_path,
     w.ctx.close()
 
 
+def _export(page, path: Path) -> Path:
+    """The progress file 导出进度 downloads, saved at path."""
+    with page.expect_download() as download:
+        page.click("#rv-export")
+    download.value.save_as(path)
+    return path
+
+
 def test_export_then_import_into_a_fresh_profile_restores_the_due_dates(tmp_path, browser):  # noqa: F811
     page_file = _build(_bank(tmp_path))
     w, page = _open(browser, page_file)
     for key in ("4", "3", "1"):
         _rate(page, key)
     saved = _state(page)
-    with page.expect_download() as download:
-        page.click("#rv-export")
-    exported = tmp_path / "progress.json"
-    download.value.save_as(exported)
+    exported = _export(page, tmp_path / "progress.json")
     assert json.loads(exported.read_text("utf-8"))["cards"] == saved["cards"]
     w.check()
     w.ctx.close()
@@ -369,10 +374,7 @@ def test_a_mock_interview_times_the_answer_then_rates_each_point_and_is_kept(tmp
     )
     assert "第 46 题 · 用时 1:05 · 讲到 1/3 条" in page.inner_text("#mk-history")
     # the attempt travels with the progress
-    with page.expect_download() as download:
-        page.click("#rv-export")
-    exported = tmp_path / "progress.json"
-    download.value.save_as(exported)
+    exported = _export(page, tmp_path / "progress.json")
     assert json.loads(exported.read_text("utf-8"))["mocks"] == state["mocks"]
     w.check()
     w.ctx.close()
